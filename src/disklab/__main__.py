@@ -1,0 +1,3 @@
+from disklab.cli.main import main
+
+main()

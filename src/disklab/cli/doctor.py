@@ -1,0 +1,26 @@
+"""`disklab doctor`: is this machine ready to measure, and if not, what to do."""
+
+import click
+from rich.table import Table
+
+from disklab.cli.common import stdout_console
+from disklab.env.doctor import run_checks
+from disklab.store.db import default_store_path
+
+_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
+
+
+@click.command()
+@click.option("--target", "-t", help="Also check direct I/O in this directory.")
+@click.pass_context
+def doctor(ctx, target):
+    """Check fio, its engines, direct I/O on a target and the results store."""
+    checks = run_checks(target, ctx.obj["db"] or default_store_path())
+    table = Table()
+    for heading in ("Check", "Status", "Detail"):
+        table.add_column(heading)
+    for check in checks:
+        table.add_row(check.name, f"[{_STYLE[check.status]}]{check.status}[/]", check.detail)
+    stdout_console.print(table)
+    if any(c.status == "fail" for c in checks):
+        ctx.exit(1)

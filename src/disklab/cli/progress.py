@@ -1,0 +1,61 @@
+"""Progress while a run goes on: a live bar with an ETA on a terminal, one line per test elsewhere."""
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+
+from disklab.fio.parse import JobResult
+from disklab.plan import Plan, estimate_test_seconds
+from disklab.suite.model import TestSpec
+from disklab.units import format_duration
+
+
+class RunProgress:
+    """ETA from the plan: fio's runtimes are known, only start-up and file layout are guessed."""
+
+    def __init__(self, plan: Plan, console: Console, layout_bytes: int):
+        self.plan = plan
+        self.console = console
+        self.total = plan.estimated_seconds(layout_bytes)
+        self.layout_s = self.total - plan.estimated_seconds()
+        self.done_s = 0.0
+        self.current_estimate = 0.0
+        self.test_started_at = time.monotonic()
+        self.live = console.is_terminal
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
+            TextColumn("ETA {task.fields[eta]}"), console=console, transient=True,
+        )
+        self.task = self.bar.add_task("starting", total=self.total, count="", eta=format_duration(self.total))
+
+    def __enter__(self) -> "RunProgress":
+        if self.live:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live:
+            self.bar.stop()
+
+    def test_started(self, seq: int, test: TestSpec) -> None:
+        self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == 0 else 0.0)
+        self.test_started_at = time.monotonic()
+        self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{len(self.plan.tests)}")
+        if not self.live:
+            self.console.print(f"[{seq + 1}/{len(self.plan.tests)}] {test.label} (ETA {format_duration(self.remaining())})")
+        self.tick()
+
+    def tick(self) -> None:
+        elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
+        self.bar.update(self.task, completed=self.done_s + elapsed, eta=format_duration(self.remaining()))
+
+    def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None:
+        self.done_s += self.current_estimate
+        self.current_estimate = 0.0
+        summary = ", ".join(f"{m.direction} {m.iops:,.0f} IOPS {m.bw_bytes_per_s / 1e6:,.1f} MB/s" for m in job.directions)
+        self.console.print(f"  done: {test.label}: {summary}")
+
+    def remaining(self) -> float:
+        elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
+        return max(self.total - self.done_s - elapsed, 0.0)

@@ -1,0 +1,136 @@
+"""`disklab run`: load suite -> plan -> check target -> detect fio -> execute -> store -> summarise."""
+
+import signal
+from contextlib import contextmanager
+
+import click
+
+from disklab import __version__
+from disklab.cli.common import open_store, stderr_console, stdout_console
+from disklab.cli.progress import RunProgress
+from disklab.env.host import host_identity
+from disklab.errors import DisklabError
+from disklab.execute import Execution, execute_plan
+from disklab.fio.executor import SubprocessExecutor
+from disklab.fio.features import choose_engine, detect_fio
+from disklab.plan import Overrides, Plan, build_plan, limit_sizes
+from disklab.report.rows import result_rows
+from disklab.report.table import results_table
+from disklab.store.repository import NewRun, Store
+from disklab.suite.loader import load_suite
+from disklab.suite.params import PARAMS
+from disklab.targets.target import (
+    Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
+)
+from disklab.units import format_duration, format_size, parse_duration, parse_size
+
+
+def _converter(parse):
+    def convert(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return convert
+
+
+@click.command()
+@click.argument("suite")
+@click.option("--target", "-t", required=True, help="Directory (a test file is made there), file, or block device.")
+@click.option("--size", callback=_converter(parse_size), help=f"Override the {PARAMS['size'].help}.")
+@click.option("--runtime", callback=_converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}.")
+@click.option("--ramp", callback=_converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}.")
+@click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio).")
+@click.option("--read-only", is_flag=True, help="Run only the tests that do not write.")
+@click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
+@click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
+@click.option("--keep-file", is_flag=True, help="Keep the test file made in a target directory.")
+@click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
+@click.pass_context
+def run(ctx, suite, target, size, runtime, ramp, engine, read_only, destroy_data, force, keep_file, dry_run):
+    """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
+    plan = build_plan(load_suite(suite), Overrides(runtime=runtime, ramp=ramp, size=size, engine=engine), read_only)
+    resolved = resolve_target(target)
+    plan = limit_sizes(plan, None if resolved.disklab_owns_file else resolved.capacity_bytes)
+    if dry_run:
+        _print_plan(plan, resolved)
+        return
+    check_target(resolved, plan.data_set_bytes, plan.writes, destroy_data, force)
+    if resolved.kind == "directory":
+        for stale in remove_stale_test_files(resolved.path):
+            stderr_console.print(f"removed a test file left by a killed run: {stale}")
+    fio = detect_fio()
+    fio_engine = choose_engine(fio, engine or "auto")
+    with open_store(ctx) as store:
+        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, fio_engine, ctx.params))
+        status = _execute(store, run_id, plan, resolved, fio.path, fio_engine, keep_file)
+        record = store.get_run(run_id)
+    stdout_console.print(results_table(record.info, result_rows(record)))
+    stderr_console.print(f"stored as run {run_id} in {store.path} ({status})")
+
+
+def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, engine: str, keep_file: bool) -> str:
+    """Whatever happens, the run's status is recorded and disklab's test file does not stay behind."""
+    layout = plan.data_set_bytes if target.disklab_owns_file else 0
+    execution = Execution(plan=plan, test_path=target.test_path, engine=engine, run_id=run_id)
+    try:
+        with _interrupt_on_termination(), RunProgress(plan, stderr_console, layout) as progress:
+            execute_plan(execution, SubprocessExecutor(fio_path), store, progress)
+    except KeyboardInterrupt:
+        store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
+        raise
+    except DisklabError as exc:
+        store.finish_run(run_id, "failed", str(exc))
+        raise
+    finally:
+        if keep_file and target.disklab_owns_file:
+            stderr_console.print(f"test file kept: {keep_test_file(target, run_id)}")
+        else:
+            remove_test_file(target)
+    store.finish_run(run_id, "complete")
+    return "complete"
+
+
+@contextmanager
+def _interrupt_on_termination():
+    """SIGTERM and SIGHUP end a run the way Ctrl-C does: fio stopped, finished tests kept, file removed."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _new_run(plan: Plan, target: Target, fio_version: str, engine: str, params: dict) -> NewRun:
+    host = host_identity()
+    options = {k: v for k, v in params.items() if v not in (None, False) and k not in ("suite", "target")}
+    return NewRun(
+        suite_name=plan.suite.name, suite_source=plan.suite.source, suite_text=plan.suite.text, target=target.path,
+        target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
+        fio_version=fio_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
+        planned_tests=len(plan.tests),
+    )
+
+
+def _print_plan(plan: Plan, target: Target) -> None:
+    layout = plan.data_set_bytes if target.disklab_owns_file else 0
+    stdout_console.print(f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind})")
+    for seq, test in enumerate(plan.tests, start=1):
+        writes = "writes" if test.writes else "read-only"
+        stdout_console.print(
+            f"  {seq:3d}. {test.label}: rw={test.fio_rw} bs={format_size(test.bs)} iodepth={test.iodepth} "
+            f"jobs={test.jobs} size={format_size(test.size)} runtime={test.runtime:g}s ramp={test.ramp:g}s ({writes})"
+        )
+    if plan.skipped_writes:
+        stdout_console.print(f"  ({plan.skipped_writes} writing tests left out by --read-only)")
+    stdout_console.print(f"estimated duration: {format_duration(plan.estimated_seconds(layout))}")
+
+

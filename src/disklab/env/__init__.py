@@ -1,0 +1,1 @@
+"""The machine a run happens on: identity, checks (doctor)."""

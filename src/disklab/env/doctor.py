@@ -1,0 +1,74 @@
+"""Pre-flight checks: each says what it found and, when something is wrong, the exact remedy."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.errors import FioError
+from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_works
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok, warn or fail
+    detail: str
+
+
+def run_checks(target: str | None, store_path: Path) -> list[Check]:
+    checks = []
+    try:
+        fio = detect_fio()
+    except FioError as exc:
+        return [Check("fio", "fail", str(exc))]
+    checks.append(Check("fio", "ok", f"{fio.version_text} at {fio.path}"))
+    checks += [_engine_check(fio, engine) for engine in ENGINE_PREFERENCE[:2]]
+    if target:
+        checks.append(_direct_io_check(fio, target))
+    checks.append(_store_check(store_path))
+    checks.append(
+        Check("smartctl", "ok", shutil.which("smartctl"))
+        if shutil.which("smartctl")
+        else Check("smartctl", "warn", "not found; drive health is not recorded (apt-get install smartmontools)")
+    )
+    return checks
+
+
+def _engine_check(fio: FioInfo, engine: str) -> Check:
+    if engine_works(fio, engine):
+        return Check(f"engine {engine}", "ok", "works")
+    if engine not in fio.engines:
+        return Check(f"engine {engine}", "warn", "not built into this fio")
+    return Check(f"engine {engine}", "warn", "built in, but the kernel or a sandbox refuses it")
+
+
+def _direct_io_check(fio: FioInfo, target: str) -> Check:
+    """fio itself opens a small file with O_DIRECT in the target directory."""
+    folder = Path(target)
+    if not folder.is_dir():
+        return Check("direct I/O", "warn", f"{target} is not a directory; checked only for directories")
+    if not os.access(folder, os.W_OK):
+        return Check("direct I/O", "fail", f"cannot write in {target}: permission denied")
+    with tempfile.TemporaryDirectory(prefix=".disklab-doctor-", dir=folder) as probe_dir:
+        result = subprocess.run(
+            [fio.path, "--name=direct-probe", "--ioengine=psync", "--direct=1", f"--directory={probe_dir}",
+             "--size=1m", "--bs=4k", "--rw=write", "--output-format=json"],
+            capture_output=True, text=True, timeout=60,
+        )
+    if result.returncode == 0:
+        return Check("direct I/O", "ok", f"O_DIRECT works in {target}")
+    return Check(
+        "direct I/O", "fail",
+        f"O_DIRECT is refused in {target} (file systems such as old tmpfs do not support it); test another directory",
+    )
+
+
+def _store_check(store_path: Path) -> Check:
+    folder = store_path.parent
+    existing = folder if folder.exists() else next((p for p in folder.parents if p.exists()), Path("/"))
+    if os.access(existing, os.W_OK):
+        return Check("results store", "ok", str(store_path))
+    return Check("results store", "fail", f"{existing} is not writable; set DISKLAB_HOME or use --db")

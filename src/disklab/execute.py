@@ -1,0 +1,53 @@
+"""Run a plan's tests one by one through fio and commit each result to the store as soon as it exists."""
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from disklab.errors import FioError
+from disklab.fio.executor import Executor
+from disklab.fio.jobfile import render_jobfile
+from disklab.fio.parse import JobResult, parse_fio_output
+from disklab.plan import Plan
+from disklab.store.db import now_iso
+from disklab.store.repository import Store
+from disklab.suite.model import TestSpec
+
+
+class ProgressListener(Protocol):
+    def test_started(self, seq: int, test: TestSpec) -> None: ...
+    def tick(self) -> None: ...
+    def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Execution:
+    plan: Plan
+    test_path: str
+    engine: str
+    run_id: int
+
+
+def execute_plan(execution: Execution, executor: Executor, store: Store, progress: ProgressListener) -> None:
+    """Raises on the first failing test; the tests finished before it are already stored."""
+    for seq, test in enumerate(execution.plan.tests):
+        jobfile = render_jobfile(test, execution.test_path, execution.engine, execution.plan.suite.name)
+        progress.test_started(seq, test)
+        started_at = now_iso()
+        fio_run = executor.run(jobfile, on_tick=progress.tick)
+        job = single_job(parse_fio_output(fio_run.output), test.label)
+        store.add_test(
+            execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job
+        )
+        progress.test_finished(seq, test, job)
+
+
+def single_job(report, label: str) -> JobResult:
+    """disklab's job files use group_reporting, so fio reports exactly one job per test."""
+    if len(report.jobs) != 1:
+        raise FioError(f"test {label!r}: fio reported {len(report.jobs)} jobs where disklab expects one")
+    job = report.jobs[0]
+    if job.error:
+        raise FioError(f"test {label!r}: fio reported error {job.error}")
+    if not job.directions:
+        raise FioError(f"test {label!r}: fio completed no I/O")
+    return job

@@ -1,0 +1,1 @@
+"""Everything that speaks fio: detection, job files, running it, reading its JSON."""

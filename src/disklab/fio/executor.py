@@ -1,0 +1,92 @@
+"""Run fio as a child process: the seam under which tests can replay captured output."""
+
+import ctypes
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from disklab.errors import FioError
+
+# How long fio gets to stop after SIGTERM before it is killed.
+STOP_GRACE_S = 5.0
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class FioRun:
+    output: str  # fio's JSON output, verbatim
+    stderr: str
+    returncode: int
+
+
+class Executor(Protocol):
+    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None) -> FioRun: ...
+
+
+class SubprocessExecutor:
+    """Real fio. Interrupts stop fio cleanly, and fio dies with disklab even on SIGKILL."""
+
+    def __init__(self, fio_path: str, output_format: str = "json+"):
+        self.fio_path = fio_path
+        self.output_format = output_format
+
+    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None) -> FioRun:
+        with tempfile.TemporaryDirectory(prefix="disklab-fio-") as folder:
+            job_path, out_path = Path(folder) / "test.fio", Path(folder) / "output.json"
+            job_path.write_text(jobfile)
+            command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
+            with open(Path(folder) / "stderr", "w+") as stderr:
+                # Own session: the terminal's Ctrl-C reaches disklab only, which then stops fio itself.
+                process = subprocess.Popen(
+                    command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
+                try:
+                    while process.poll() is None:
+                        if on_tick:
+                            on_tick()
+                        time.sleep(0.2)
+                except BaseException:
+                    stop_process(process)
+                    raise
+                stderr.seek(0)
+                error_text = stderr.read()
+            output = out_path.read_text() if out_path.exists() else ""
+        if process.returncode != 0 or not output.strip():
+            raise FioError(f"fio failed (exit {process.returncode}): {summarise_stderr(error_text or output)}")
+        return FioRun(output=output, stderr=error_text, returncode=process.returncode)
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def summarise_stderr(text: str) -> str:
+    """fio's most telling line: the first that says error, else the last non-empty one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "no message"
+    for line in lines:
+        if "error" in line.lower() or line.startswith("fio:"):
+            return line
+    return lines[-1]
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    # The parent may have died between fork and prctl.
+    if os.getppid() == 1:
+        os._exit(1)

@@ -1,0 +1,88 @@
+"""fio's JSON (json and json+) -> typed results. Pure: text in, values out."""
+
+import json
+from dataclasses import dataclass
+
+from disklab.errors import FioError
+
+DIRECTIONS = ("read", "write", "trim")
+# fio's percentile keys, and the names disklab stores them under.
+PERCENTILES = {"50.000000": "p50", "90.000000": "p90", "99.000000": "p99", "99.900000": "p99_9", "99.990000": "p99_99"}
+
+
+@dataclass(frozen=True)
+class DirectionMetrics:
+    direction: str
+    io_bytes: int
+    total_ios: int
+    iops: float
+    bw_bytes_per_s: float
+    runtime_ms: int
+    lat_mean_ns: float
+    clat_mean_ns: float
+    clat_max_ns: float
+    clat_percentiles_ns: dict[str, float]  # keys from PERCENTILES' values; absent when fio gave none
+
+
+@dataclass(frozen=True)
+class JobResult:
+    name: str
+    error: int
+    usr_cpu_percent: float
+    sys_cpu_percent: float
+    directions: tuple[DirectionMetrics, ...]  # only the directions that did I/O
+
+
+@dataclass(frozen=True)
+class FioReport:
+    fio_version: str
+    timestamp: int
+    jobs: tuple[JobResult, ...]
+
+
+def extract_json(output: str) -> dict:
+    """fio may print warning lines before its JSON; the document starts at the first line opening with '{'."""
+    start = 0 if output.startswith("{") else output.find("\n{") + 1
+    if start == 0 and not output.startswith("{"):
+        raise FioError("fio produced no JSON output")
+    try:
+        return json.loads(output[start:])
+    except json.JSONDecodeError as exc:
+        raise FioError(f"fio's JSON output cannot be read: {exc}") from exc
+
+
+def parse_fio_output(output: str) -> FioReport:
+    data = extract_json(output)
+    try:
+        jobs = tuple(_job(job) for job in data["jobs"])
+        return FioReport(fio_version=data.get("fio version", ""), timestamp=int(data.get("timestamp", 0)), jobs=jobs)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FioError(f"fio's JSON output lacks an expected field: {exc}") from exc
+
+
+def _job(job: dict) -> JobResult:
+    directions = tuple(_direction(name, job[name]) for name in DIRECTIONS if job.get(name, {}).get("total_ios", 0) > 0)
+    return JobResult(
+        name=job["jobname"],
+        error=int(job.get("error", 0)),
+        usr_cpu_percent=float(job.get("usr_cpu", 0.0)),
+        sys_cpu_percent=float(job.get("sys_cpu", 0.0)),
+        directions=directions,
+    )
+
+
+def _direction(name: str, d: dict) -> DirectionMetrics:
+    clat = d.get("clat_ns", {})
+    percentiles = clat.get("percentile", {})
+    return DirectionMetrics(
+        direction=name,
+        io_bytes=int(d["io_bytes"]),
+        total_ios=int(d["total_ios"]),
+        iops=float(d["iops"]),
+        bw_bytes_per_s=float(d["bw_bytes"]),
+        runtime_ms=int(d["runtime"]),
+        lat_mean_ns=float(d["lat_ns"]["mean"]),
+        clat_mean_ns=float(clat.get("mean", 0.0)),
+        clat_max_ns=float(clat.get("max", 0.0)),
+        clat_percentiles_ns={ours: float(percentiles[theirs]) for theirs, ours in PERCENTILES.items() if theirs in percentiles},
+    )

@@ -1,0 +1,1 @@
+"""Turn stored runs into tables and export formats."""

@@ -1,0 +1,67 @@
+"""Append-only numbered schema migrations. Never edit one that has shipped; add the next."""
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "initial",
+        """
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            suite_name TEXT NOT NULL,
+            suite_source TEXT NOT NULL,
+            suite_text TEXT NOT NULL,
+            target TEXT NOT NULL,
+            target_kind TEXT NOT NULL CHECK (target_kind IN ('directory', 'file', 'device')),
+            test_path TEXT NOT NULL,
+            options_json TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+            error TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            disklab_version TEXT NOT NULL,
+            fio_version TEXT NOT NULL,
+            fio_engine TEXT NOT NULL,
+            hostname TEXT NOT NULL,
+            kernel TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            planned_tests INTEGER NOT NULL
+        );
+        CREATE TABLE tests (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            params_json TEXT NOT NULL,
+            jobfile TEXT NOT NULL,
+            fio_output TEXT NOT NULL,
+            fio_stderr TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            usr_cpu_percent REAL NOT NULL,
+            sys_cpu_percent REAL NOT NULL,
+            UNIQUE (run_id, seq)
+        );
+        CREATE TABLE metrics (
+            test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim')),
+            iops REAL NOT NULL,
+            bw_bytes_per_s REAL NOT NULL,
+            io_bytes INTEGER NOT NULL,
+            total_ios INTEGER NOT NULL,
+            runtime_ms INTEGER NOT NULL,
+            lat_mean_ns REAL NOT NULL,
+            clat_mean_ns REAL NOT NULL,
+            clat_max_ns REAL NOT NULL,
+            clat_p50_ns REAL,
+            clat_p90_ns REAL,
+            clat_p99_ns REAL,
+            clat_p99_9_ns REAL,
+            clat_p99_99_ns REAL,
+            PRIMARY KEY (test_id, direction)
+        );
+        CREATE INDEX tests_by_run ON tests (run_id, seq);
+        """,
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,225 @@
+"""Read and write runs and tests. Each finished test is committed at once, so a crash loses only the one in flight."""
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.env.host import process_alive
+from disklab.errors import UserError
+from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.store.db import connect, now_iso, translate_errors
+
+
+@dataclass(frozen=True)
+class NewRun:
+    suite_name: str
+    suite_source: str
+    suite_text: str
+    target: str
+    target_kind: str
+    test_path: str
+    options: dict
+    disklab_version: str
+    fio_version: str
+    fio_engine: str
+    hostname: str
+    kernel: str
+    planned_tests: int
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    suite_name: str
+    suite_source: str
+    target: str
+    target_kind: str
+    test_path: str
+    options: dict
+    status: str
+    error: str | None
+    started_at: str
+    finished_at: str | None
+    disklab_version: str
+    fio_version: str
+    fio_engine: str
+    hostname: str
+    kernel: str
+    planned_tests: int
+    finished_tests: int
+
+
+@dataclass(frozen=True)
+class StoredTest:
+    id: int
+    seq: int
+    label: str
+    params: dict
+    jobfile: str
+    fio_output: str
+    started_at: str
+    finished_at: str
+    usr_cpu_percent: float
+    sys_cpu_percent: float
+    metrics: tuple[DirectionMetrics, ...]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    info: RunInfo
+    suite_text: str
+    tests: tuple[StoredTest, ...]
+
+
+class Store:
+    def __init__(self, path: Path):
+        self.path = path
+        self.conn = connect(path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def create_run(self, run: NewRun) -> int:
+        with translate_errors(self.path):
+            cursor = self.conn.execute(
+                """INSERT INTO runs (suite_name, suite_source, suite_text, target, target_kind, test_path, options_json,
+                   status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid, planned_tests)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (
+                    run.suite_name, run.suite_source, run.suite_text, run.target, run.target_kind, run.test_path,
+                    json.dumps(run.options, sort_keys=True), now_iso(), run.disklab_version, run.fio_version,
+                    run.fio_engine, run.hostname, run.kernel, os.getpid(), run.planned_tests,
+                ),
+            )
+            return cursor.lastrowid
+
+    def add_test(
+        self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,
+        started_at: str, job: JobResult,
+    ) -> int:
+        """One transaction per test: the test and its metrics land together or not at all."""
+        with translate_errors(self.path):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                test_id = self.conn.execute(
+                    """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
+                       finished_at, usr_cpu_percent, sys_cpu_percent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (
+                        run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
+                        started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
+                    ),
+                ).lastrowid
+                for m in job.directions:
+                    self.conn.execute(
+                        f"""INSERT INTO metrics (test_id, direction, iops, bw_bytes_per_s, io_bytes, total_ios, runtime_ms,
+                           lat_mean_ns, clat_mean_ns, clat_max_ns, {_PERCENTILE_COLUMNS})
+                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(PERCENTILES))})""",
+                        (
+                            test_id, m.direction, m.iops, m.bw_bytes_per_s, m.io_bytes, m.total_ios, m.runtime_ms,
+                            m.lat_mean_ns, m.clat_mean_ns, m.clat_max_ns,
+                            *(m.clat_percentiles_ns.get(p) for p in PERCENTILES.values()),
+                        ),
+                    )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            return test_id
+
+    def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
+        with translate_errors(self.path):
+            self.conn.execute(
+                "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?", (status, error, now_iso(), run_id)
+            )
+
+    def mark_abandoned_runs(self, hostname: str) -> None:
+        """Runs of this host whose process is gone (killed) are interrupted, not running."""
+        with translate_errors(self.path):
+            rows = self.conn.execute(
+                "SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?", (hostname,)
+            ).fetchall()
+            for row in rows:
+                if not process_alive(row["pid"]):
+                    self.finish_run(row["id"], "interrupted", "the disklab process ended without finishing the run")
+
+    def list_runs(self, limit: int | None = None) -> list[RunInfo]:
+        with translate_errors(self.path):
+            rows = self.conn.execute(
+                f"{_RUN_QUERY} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""), (limit,) if limit else ()
+            ).fetchall()
+        return [_run_info(row) for row in rows]
+
+    def resolve_run_id(self, ref: str) -> int:
+        """'last', 'last~1' (the one before), or a run number."""
+        with translate_errors(self.path):
+            if ref == "last" or ref.startswith("last~"):
+                back = ref.removeprefix("last").removeprefix("~") or "0"
+                if not back.isdigit():
+                    raise UserError(f"{ref!r} is not a run: use a run number, 'last' or 'last~N'")
+                row = self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (int(back),)).fetchone()
+                if row is None:
+                    raise UserError("no runs stored yet" if back == "0" else f"there is no run {ref}")
+                return row["id"]
+            if not ref.isdigit():
+                raise UserError(f"{ref!r} is not a run: use a run number, 'last' or 'last~N'")
+            if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
+                raise UserError(f"there is no run {ref} in {self.path}")
+            return int(ref)
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with translate_errors(self.path):
+            row = self.conn.execute(f"{_RUN_QUERY} WHERE runs.id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise UserError(f"there is no run {run_id} in {self.path}")
+            test_rows = self.conn.execute("SELECT * FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+            metric_rows = self.conn.execute(
+                "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
+            ).fetchall()
+        metrics_by_test: dict[int, list[DirectionMetrics]] = {}
+        for m in metric_rows:
+            metrics_by_test.setdefault(m["test_id"], []).append(_metrics(m))
+        tests = tuple(_stored_test(t, metrics_by_test.get(t["id"], [])) for t in test_rows)
+        return RunRecord(info=_run_info(row), suite_text=row["suite_text"], tests=tests)
+
+
+_PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
+_RUN_QUERY = "SELECT runs.*, (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id) AS finished_tests FROM runs"
+_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2}
+
+
+def _run_info(row: sqlite3.Row) -> RunInfo:
+    return RunInfo(
+        id=row["id"], suite_name=row["suite_name"], suite_source=row["suite_source"], target=row["target"],
+        target_kind=row["target_kind"], test_path=row["test_path"], options=json.loads(row["options_json"]),
+        status=row["status"], error=row["error"], started_at=row["started_at"], finished_at=row["finished_at"],
+        disklab_version=row["disklab_version"], fio_version=row["fio_version"], fio_engine=row["fio_engine"],
+        hostname=row["hostname"], kernel=row["kernel"], planned_tests=row["planned_tests"],
+        finished_tests=row["finished_tests"],
+    )
+
+
+def _stored_test(row: sqlite3.Row, metrics: list[DirectionMetrics]) -> StoredTest:
+    return StoredTest(
+        id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]), jobfile=row["jobfile"],
+        fio_output=row["fio_output"], started_at=row["started_at"], finished_at=row["finished_at"],
+        usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
+        metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])),
+    )
+
+
+def _metrics(row: sqlite3.Row) -> DirectionMetrics:
+    return DirectionMetrics(
+        direction=row["direction"], io_bytes=row["io_bytes"], total_ios=row["total_ios"], iops=row["iops"],
+        bw_bytes_per_s=row["bw_bytes_per_s"], runtime_ms=row["runtime_ms"], lat_mean_ns=row["lat_mean_ns"],
+        clat_mean_ns=row["clat_mean_ns"], clat_max_ns=row["clat_max_ns"],
+        clat_percentiles_ns={p: row[f"clat_{p}_ns"] for p in PERCENTILES.values() if row[f"clat_{p}_ns"] is not None},
+    )
+

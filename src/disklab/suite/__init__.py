@@ -1,0 +1,1 @@
+"""Suites: the model, the TOML loader, and the built-in suites shipped as data files."""

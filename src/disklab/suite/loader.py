@@ -1,0 +1,101 @@
+"""Find a suite by name or path, read its TOML and validate every field before anything runs."""
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from disklab.errors import UserError
+from disklab.suite.model import Group, Suite
+from disklab.suite.params import PARAMS
+
+_TOP_LEVEL = ("name", "description", "defaults", "group")
+_GROUP_KEYS = ("name", "label")
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files("disklab.suite") / "builtin"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name, or a user's TOML file by path."""
+    if name_or_path in builtin_names():
+        text = (resources.files("disklab.suite") / "builtin" / f"{name_or_path}.toml").read_text()
+        return parse_suite(text, source="built-in", where=f"built-in suite {name_or_path!r}")
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise UserError(f"cannot read suite file {path}: {exc.strerror}") from exc
+        return parse_suite(text, source=str(path), where=str(path))
+    raise UserError(f"unknown suite {name_or_path!r}; built-in suites: {', '.join(builtin_names())} (or give a .toml file)")
+
+
+def parse_suite(text: str, source: str, where: str) -> Suite:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where}: not valid TOML: {exc}") from exc
+    _reject_unknown(data, _TOP_LEVEL, where, "top level")
+    name = _required_text(data, "name", where, "top level")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise UserError(f"{where}: description: must be a string")
+    defaults_table = data.get("defaults", {})
+    if not isinstance(defaults_table, dict):
+        raise UserError(f"{where}: defaults: must be a table of parameters")
+    defaults = _params(defaults_table, where, "defaults", allow_lists=False)
+    groups_data = data.get("group")
+    if not isinstance(groups_data, list) or not groups_data or not all(isinstance(g, dict) for g in groups_data):
+        raise UserError(f"{where}: needs at least one [[group]] of tests")
+    groups = tuple(_group(g, i, where) for i, g in enumerate(groups_data, start=1))
+    return Suite(name=name, description=description, source=source, text=text, defaults=defaults, groups=groups)
+
+
+def _group(data: dict, index: int, where: str) -> Group:
+    context = f"group {index}"
+    name = _required_text(data, "name", where, context)
+    context = f"group {index} ({name})"
+    label = data.get("label")
+    if label is not None and not isinstance(label, str):
+        raise UserError(f"{where}: {context}: label: must be a string")
+    params = {k: v for k, v in data.items() if k not in _GROUP_KEYS}
+    return Group(name=name, label=label, values=_params(params, where, context, allow_lists=True))
+
+
+def _params(table: dict, where: str, context: str, allow_lists: bool) -> tuple[tuple[str, object], ...]:
+    _reject_unknown(table, (*_GROUP_KEYS, *PARAMS) if allow_lists else tuple(PARAMS), where, context)
+    converted = []
+    for key, raw in table.items():
+        param = PARAMS[key]
+        if isinstance(raw, list):
+            if not allow_lists:
+                raise UserError(f"{where}: {context}: {key}: a list is only allowed inside a [[group]]")
+            if not raw:
+                raise UserError(f"{where}: {context}: {key}: an empty list expands to no tests")
+            value = tuple(_convert(param.convert, item, where, context, key) for item in raw)
+        else:
+            value = _convert(param.convert, raw, where, context, key)
+        converted.append((key, value))
+    return tuple(converted)
+
+
+def _convert(convert, raw, where: str, context: str, key: str):
+    try:
+        return convert(raw)
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"{where}: {context}: {key}: {exc}; {PARAMS[key].help}") from exc
+
+
+def _required_text(data: dict, key: str, where: str, context: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"{where}: {context}: {key}: required, a non-empty string")
+    return value
+
+
+def _reject_unknown(table: dict, allowed: tuple[str, ...], where: str, context: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise UserError(f"{where}: {context}: unknown field {key!r} (allowed: {', '.join(allowed)})")

@@ -1,0 +1,398 @@
+"""Block-device probing and the safety rules that decide whether fio may write to a device.
+
+"In use" is decided by device numbers (mountinfo's major:minor, st_rdev of swap
+devices, sysfs holders), never by comparing path strings: /dev/sda1 must not
+match /dev/sda10, and /dev/disk/by-id/... names the same disk as /dev/sda.
+This module never reads or writes device data itself; fio does all I/O.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import subprocess
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.errors import SafetyError, UserError
+
+SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size
+
+BLKID_NOTHING_FOUND = 2
+BLKID_AMBIGUOUS = 8
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """A block device as sysfs describes it; `path` is kept as the user gave it, for messages."""
+
+    path: str
+    name: str
+    major: int
+    minor: int
+    size_bytes: int
+    logical_block_size: int
+    physical_block_size: int
+    rotational: bool | None
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    """Everything that makes writing to a device unsafe; empty lists mean none found."""
+
+    mounted: tuple[str, ...]
+    swap: tuple[str, ...]
+    holders: tuple[str, ...]
+    signatures: tuple[str, ...]
+    partitions: tuple[str, ...]
+    busy: bool
+
+    def in_use_reasons(self) -> list[str]:
+        """Reasons no flag can override: something live would be corrupted."""
+        reasons = []
+        if self.mounted:
+            reasons.append(f"mounted ({', '.join(self.mounted)})")
+        if self.swap:
+            reasons.append(f"used as swap ({', '.join(self.swap)})")
+        if self.holders:
+            reasons.append(f"held by {_join_words(list(self.holders))}")
+        if self.busy:
+            reasons.append("busy (the kernel refused an exclusive open)")
+        return reasons
+
+    def existing_data_reasons(self) -> list[str]:
+        """Reasons --force overrides: data that nothing is using right now."""
+        reasons = []
+        if self.signatures:
+            reasons.append("carries " + _join_words([_with_article(s) for s in self.signatures]))
+        if self.partitions:
+            reasons.append(f"has partitions {', '.join(self.partitions)}")
+        return reasons
+
+    def reasons(self) -> list[str]:
+        """Human-readable reasons, in order of severity."""
+        return self.in_use_reasons() + self.existing_data_reasons()
+
+
+@dataclass(frozen=True)
+class _SysfsNode:
+    """A block device reached while walking down from the target (itself, a partition or a holder)."""
+
+    name: str
+    device_number: tuple[int, int]
+    directory: Path
+    is_holder: bool
+    reached_via: str | None
+
+
+def probe_block_device(path: str, *, sysfs_root: str = "/sys") -> BlockDevice:
+    """Describe the block device at `path` (symlinks followed) from sysfs."""
+    real_path = os.path.realpath(path)
+    if not os.path.exists(real_path):
+        raise UserError(f"{path} does not exist; give the path of a block device such as /dev/sdb")
+    number = device_number(real_path)
+    if number is None:
+        raise UserError(f"{path} is not a block device; give a device such as /dev/sdb")
+    directory = _sysfs_dir(number, sysfs_root)
+    if directory is None:
+        raise UserError(f"{path} is block device {number[0]}:{number[1]} but {sysfs_root}/dev/block has no entry for it")
+    queue = _queue_dir(directory)
+    rotational = _read_int(queue / "rotational")
+    return BlockDevice(
+        path=path,
+        name=directory.name,
+        major=number[0],
+        minor=number[1],
+        size_bytes=int(_read_text(directory / "size")) * SECTOR_BYTES,
+        logical_block_size=int(_read_text(queue / "logical_block_size")),
+        physical_block_size=int(_read_text(queue / "physical_block_size")),
+        rotational=None if rotational is None else rotational == 1,
+        read_only=_is_read_only(directory),
+    )
+
+
+def inspect_device_use(device: BlockDevice, *, sysfs_root: str = "/sys", proc_root: str = "/proc") -> DeviceUse:
+    """Find every current use of `device`, its partitions and (transitively) its holders."""
+    directory = _sysfs_dir((device.major, device.minor), sysfs_root)
+    if directory is None:
+        raise UserError(f"{device.path} ({device.major}:{device.minor}) is no longer present in {sysfs_root}/dev/block")
+    busy = exclusive_open_refused(device.path)  # first: it turns permission problems into a clear UserError
+    nodes = _walk_down(directory)
+    names_by_number = {node.device_number: node.name for node in nodes}
+    return DeviceUse(
+        mounted=_mounts_of(names_by_number, Path(proc_root) / "self" / "mountinfo"),
+        swap=_swaps_of(names_by_number, Path(proc_root) / "swaps"),
+        holders=tuple(_describe_holder(node) for node in nodes if node.is_holder),
+        signatures=_signatures_from_blkid(device.path, run_blkid(device.path)),
+        partitions=tuple(node.name for node in nodes if _is_partition_of(node, directory)),
+        busy=busy,
+    )
+
+
+def check_device_writable(
+    device: BlockDevice,
+    destroy_data: bool,
+    force: bool,
+    *,
+    sysfs_root: str = "/sys",
+    proc_root: str = "/proc",
+) -> None:
+    """Raise SafetyError, as one line with the remedy, unless fio may overwrite `device`."""
+    path = device.path
+    if device.read_only:
+        raise SafetyError(
+            f"{path} is read-only (sysfs ro=1); choose another device or make it writable with 'blockdev --setrw {path}'"
+        )
+    use = inspect_device_use(device, sysfs_root=sysfs_root, proc_root=proc_root)
+    in_use = use.in_use_reasons()
+    if in_use:
+        raise SafetyError(
+            f"{path} is {_join_words(in_use)}; release it first ({_release_steps(use, path)}); "
+            "disklab never writes to a device in use, not even with --force"
+        )
+    existing_data = use.existing_data_reasons()
+    if not destroy_data:
+        if existing_data:
+            raise SafetyError(
+                f"the benchmark writes to {path} and would destroy its data ({path} {_join_words(existing_data)}); "
+                "add --destroy-data --force to allow it"
+            )
+        raise SafetyError(f"the benchmark writes to {path} and would destroy its data; add --destroy-data to allow it")
+    if existing_data and not force:
+        raise SafetyError(f"{path} {_join_words(existing_data)}; add --destroy-data --force to overwrite it")
+
+
+def device_number(path: str) -> tuple[int, int] | None:
+    """(major, minor) of the block device node at `path`, or None if it is anything else or missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISBLK(st.st_mode):
+        return None
+    return os.major(st.st_rdev), os.minor(st.st_rdev)
+
+
+def exclusive_open_refused(path: str) -> bool:
+    """Ask the kernel whether anything holds the device exclusively (a mount, md, dm, another tool).
+
+    Catches users invisible to this process: other mount namespaces, btrfs
+    member devices, programs that opened the device with O_EXCL.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.EBUSY:
+            return True
+        raise UserError(
+            f"cannot open {path} to check whether it is in use: {error.strerror}; run disklab as a user that may write to it"
+        ) from error
+    os.close(fd)
+    return False
+
+
+def run_blkid(path: str) -> subprocess.CompletedProcess[str]:
+    """Low-level probe (-p, bypassing blkid's cache) for file system, RAID and partition-table signatures."""
+    try:
+        return subprocess.run(
+            ["blkid", "-p", "-o", "export", path], capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError as error:
+        raise SafetyError(
+            f"cannot check {path} for existing data: blkid is not installed; install util-linux"
+        ) from error
+
+
+def _signatures_from_blkid(path: str, result: subprocess.CompletedProcess[str]) -> tuple[str, ...]:
+    # blkid also exits 2 when it cannot open the device; only a silent 2 means "blank".
+    if result.returncode == BLKID_NOTHING_FOUND and not result.stderr.strip():
+        return ()
+    if result.returncode == BLKID_AMBIGUOUS:
+        return ("several conflicting signatures (blkid -p reports an ambiguous result)",)
+    if result.returncode != 0:
+        detail = result.stderr.strip() or f"exit status {result.returncode}"
+        raise SafetyError(f"cannot check {path} for existing data: blkid -p failed ({detail}); run it by hand to see why")
+    fields = {}
+    for line in result.stdout.splitlines():
+        key, separator, value = line.partition("=")
+        if separator:
+            fields[key] = value
+    signatures = []
+    if "PTTYPE" in fields:
+        signatures.append(f"{fields['PTTYPE']} partition table")
+    if "TYPE" in fields:
+        signatures.append(_describe_signature(fields["TYPE"], fields.get("USAGE", "")))
+    return tuple(signatures)
+
+
+def _describe_signature(kind: str, usage: str) -> str:
+    if kind.endswith("_member"):  # linux_raid_member, LVM2_member, zfs_member: the name already says it
+        return kind
+    if usage == "filesystem":
+        return f"{kind} file system"
+    if usage == "crypto":
+        return f"{kind} encrypted volume"
+    return f"{kind} signature"
+
+
+def _walk_down(directory: Path) -> list[_SysfsNode]:
+    """The device, its partitions and its holders, transitively: everything whose use touches its blocks."""
+    root = _SysfsNode(directory.name, _read_device_number(directory), directory, False, None)
+    nodes = [root]
+    seen = {directory}
+    pending = deque([root])
+    while pending:
+        node = pending.popleft()
+        children = [(child, False) for child in _partition_dirs(node.directory)]
+        children += [(holder, True) for holder in _holder_dirs(node.directory)]
+        for child_dir, is_holder in children:
+            if child_dir in seen:
+                continue
+            seen.add(child_dir)
+            via = None if node is root else node.name
+            child = _SysfsNode(child_dir.name, _read_device_number(child_dir), child_dir, is_holder, via)
+            nodes.append(child)
+            pending.append(child)
+    return nodes
+
+
+def _is_partition_of(node: _SysfsNode, directory: Path) -> bool:
+    return not node.is_holder and node.directory.parent == directory
+
+
+def _partition_dirs(directory: Path) -> list[Path]:
+    return sorted(child for child in directory.iterdir() if (child / "partition").is_file())
+
+
+def _holder_dirs(directory: Path) -> list[Path]:
+    holders = directory / "holders"
+    if not holders.is_dir():
+        return []
+    return sorted(link.resolve() for link in holders.iterdir())
+
+
+def _describe_holder(node: _SysfsNode) -> str:
+    description = f"{node.name} ({_holder_kind(node)})"
+    return description if node.reached_via is None else f"{description} via {node.reached_via}"
+
+
+def _holder_kind(node: _SysfsNode) -> str:
+    dm_uuid = _read_optional(node.directory / "dm" / "uuid")
+    if dm_uuid is not None:
+        if dm_uuid.startswith("LVM-"):
+            return "LVM/device-mapper"
+        if dm_uuid.startswith("CRYPT-"):
+            return "dm-crypt/device-mapper"
+        if dm_uuid.startswith("mpath-"):
+            return "multipath/device-mapper"
+        return "device-mapper"
+    if (node.directory / "md").is_dir():
+        return "md RAID"
+    if node.name.startswith("bcache"):
+        return "bcache"
+    return "kernel holder"
+
+
+def _mounts_of(names_by_number: dict[tuple[int, int], str], mountinfo: Path) -> tuple[str, ...]:
+    mounts = []
+    for line in _proc_lines(mountinfo):
+        fields = line.split(" ")
+        separator = fields.index("-", 6)
+        source = _unescape_octal(fields[separator + 2])
+        major, _, minor = fields[2].partition(":")
+        number = (int(major), int(minor))
+        # btrfs (and others) report an anonymous 0:N device in mountinfo; the source still names the disk.
+        if number not in names_by_number and source.startswith("/dev/"):
+            number = device_number(source)
+        if number in names_by_number:
+            mounts.append(f"{source} on {_unescape_octal(fields[4])}")
+    return tuple(mounts)
+
+
+def _swaps_of(names_by_number: dict[tuple[int, int], str], swaps: Path) -> tuple[str, ...]:
+    if not swaps.exists():  # kernels built without swap support
+        return ()
+    found = []
+    for line in _proc_lines(swaps)[1:]:
+        swap_path = _unescape_octal(re.split("[ \t]", line, maxsplit=1)[0])
+        if device_number(swap_path) in names_by_number:
+            found.append(swap_path)
+    return tuple(found)
+
+
+def _release_steps(use: DeviceUse, path: str) -> str:
+    steps = []
+    if use.mounted:
+        steps.append("umount")
+    if use.swap:
+        steps.append("swapoff")
+    if use.holders:
+        steps.append("mdadm --stop, vgchange -an or dmsetup remove")
+    if not steps:  # busy with no visible cause: another namespace or a program holding it open
+        steps.append(f"close what holds it open; 'fuser -vm {path}' may show it")
+    return ", ".join(steps)
+
+
+def _sysfs_dir(number: tuple[int, int], sysfs_root: str) -> Path | None:
+    link = Path(sysfs_root) / "dev" / "block" / f"{number[0]}:{number[1]}"
+    return link.resolve() if link.exists() else None
+
+
+def _queue_dir(directory: Path) -> Path:
+    """Partitions have no queue of their own; they share their disk's."""
+    if (directory / "partition").is_file():
+        return directory.parent / "queue"
+    return directory / "queue"
+
+
+def _is_read_only(directory: Path) -> bool:
+    # Older kernels report ro=0 for a partition of a read-only disk.
+    if _read_int(directory / "ro") == 1:
+        return True
+    return (directory / "partition").is_file() and _read_int(directory.parent / "ro") == 1
+
+
+def _read_device_number(directory: Path) -> tuple[int, int]:
+    major, _, minor = _read_text(directory / "dev").partition(":")
+    return int(major), int(minor)
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text().strip()
+
+
+def _read_optional(path: Path) -> str | None:
+    return _read_text(path) if path.is_file() else None
+
+
+def _read_int(path: Path) -> int | None:
+    text = _read_optional(path)
+    return None if text is None else int(text)
+
+
+def _proc_lines(path: Path) -> list[str]:
+    """Lines of a /proc table, split at newlines only.
+
+    The kernel escapes just space, tab, newline and backslash in paths, so
+    str.splitlines() would break a mount point that holds a carriage return.
+    Undecodable bytes are replaced: paths here are only shown, never matched.
+    """
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [line for line in text.split("\n") if line]
+
+
+def _unescape_octal(text: str) -> str:
+    """Undo the kernel's \\ooo escaping of spaces, tabs, newlines and backslashes in /proc files."""
+    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), text)
+
+
+def _join_words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _with_article(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeioux" else f"a {noun}"

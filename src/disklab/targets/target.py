@@ -1,0 +1,112 @@
+"""Resolve what the user named into the file or device fio will use, and look after disklab's test files."""
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.env.host import host_identity, process_alive
+from disklab.errors import SafetyError, UserError
+from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
+from disklab.units import format_size
+
+# Room left free beside a test file, so the run does not fill the file system to the brim.
+FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
+_TEST_FILE = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.testfile$")
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # directory, file or device
+    path: str  # what the user named, made absolute
+    test_path: str  # the file or device fio reads and writes
+    disklab_owns_file: bool  # disklab creates the test file and removes it afterwards
+    capacity_bytes: int | None  # device or existing file size; None for a file yet to be made
+    device: BlockDevice | None
+
+
+def resolve_target(path: str) -> Target:
+    resolved = Path(path).expanduser().absolute()
+    if not resolved.exists():
+        if resolved.parent.is_dir():
+            return Target("file", str(resolved), str(resolved), True, None, None)
+        raise UserError(f"target {path} does not exist")
+    mode = resolved.stat().st_mode
+    if stat.S_ISDIR(mode):
+        test_file = resolved / f"disklab-{host_identity().hostname}-{os.getpid()}.testfile"
+        return Target("directory", str(resolved), str(test_file), True, None, None)
+    if stat.S_ISBLK(mode):
+        device = probe_block_device(str(resolved))
+        return Target("device", str(resolved), str(resolved), False, device.size_bytes, device)
+    if stat.S_ISREG(mode):
+        return Target("file", str(resolved), str(resolved), False, resolved.stat().st_size, None)
+    raise UserError(f"target {path} is neither a directory, a regular file nor a block device")
+
+
+def test_size_for(target: Target, wanted_bytes: int) -> int:
+    """A device or an existing file is tested over at most its own size."""
+    if target.capacity_bytes is None or target.disklab_owns_file:
+        return wanted_bytes
+    return min(wanted_bytes, target.capacity_bytes)
+
+
+def check_target(target: Target, data_set_bytes: int, writes: bool, destroy_data: bool, force: bool) -> None:
+    """Refuse before anything runs: no space, no write permission, or data that writing would destroy."""
+    if target.kind == "device":
+        if writes and not destroy_data:
+            raise SafetyError(
+                f"the suite writes to {target.test_path} and would destroy its data; add --destroy-data to allow it, "
+                "or --read-only to run only the tests that read"
+            )
+        if writes:
+            check_device_writable(target.device, destroy_data=destroy_data, force=force)
+        elif not os.access(target.test_path, os.R_OK):
+            raise UserError(f"cannot read {target.test_path}: permission denied (run as root or join the 'disk' group)")
+        return
+    folder = Path(target.test_path).parent
+    if target.disklab_owns_file:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(f"cannot create a test file in {folder}: permission denied")
+        _check_free_space(folder, data_set_bytes)
+    elif writes and not destroy_data:
+        raise SafetyError(
+            f"{target.test_path} is an existing file and the suite writes to it; add --destroy-data to allow "
+            "overwriting it, or name a directory so disklab makes its own test file"
+        )
+
+
+def _check_free_space(folder: Path, needed_bytes: int) -> None:
+    fs = os.statvfs(folder)
+    free = fs.f_bavail * fs.f_frsize
+    if free < needed_bytes + FREE_SPACE_MARGIN_BYTES:
+        raise UserError(
+            f"not enough space in {folder}: the test file needs {format_size(needed_bytes)} "
+            f"(+{format_size(FREE_SPACE_MARGIN_BYTES)} margin), {format_size(free)} is free; use --size for a smaller test file"
+        )
+
+
+def remove_test_file(target: Target) -> None:
+    if target.disklab_owns_file:
+        Path(target.test_path).unlink(missing_ok=True)
+
+
+def keep_test_file(target: Target, run_id: int) -> str:
+    """A kept file gets a name that stale-file clean-up never matches."""
+    kept = Path(target.test_path).with_name(f"disklab-run{run_id}.testfile")
+    if Path(target.test_path).exists():
+        os.replace(target.test_path, kept)
+    return str(kept)
+
+
+def remove_stale_test_files(folder: str) -> list[str]:
+    """Test files left by killed disklab processes of this host."""
+    removed = []
+    host = host_identity().hostname
+    for entry in Path(folder).iterdir():
+        match = _TEST_FILE.match(entry.name)
+        if match and match["host"] == host and not process_alive(int(match["pid"])):
+            entry.unlink(missing_ok=True)
+            removed.append(str(entry))
+    return removed
+

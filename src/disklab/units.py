@@ -1,0 +1,81 @@
+"""Sizes and durations as users write them, and as tables show them.
+
+Sizes follow fio's habit: K/M/G/T (and KiB/MiB/...) are powers of 1024;
+KB/MB/GB/TB written out are powers of 1000. Output says MB/s for 10^6 bytes/s.
+"""
+
+import re
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tib": 1024**4,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+}
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}
+_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from '256M', '1GiB', '5GB' or a plain number; ValueError names what is allowed."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = _NUMBER_UNIT.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if unit is None or unit not in _SIZE_UNITS:
+        raise ValueError(f"{text!r} is not a size (examples: 4096, 4k, 256M, 1GiB, 5GB)")
+    value = float(match.group(1)) * _SIZE_UNITS[unit]
+    if value != int(value):
+        raise ValueError(f"{text!r} is not a whole number of bytes")
+    return int(value)
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds from '5s', '500ms', '2m', '1h' or a plain number of seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        if text < 0:
+            raise ValueError(f"{text!r} is negative")
+        return float(text)
+    match = _NUMBER_UNIT.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if unit is None or unit not in _DURATION_UNITS:
+        raise ValueError(f"{text!r} is not a duration (examples: 5, 5s, 500ms, 2m)")
+    return float(match.group(1)) * _DURATION_UNITS[unit]
+
+
+def format_size(n_bytes: float) -> str:
+    """Binary units, as fio prints block sizes: 4KiB, 1MiB, 1.5GiB."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(n_bytes) >= factor:
+            value = n_bytes / factor
+            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return f"{n_bytes:.0f}B"
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def fio_size(n_bytes: int) -> str:
+    """A size as fio reads it back exactly (fio's K/M/G are binary)."""
+    for suffix, factor in (("g", 1024**3), ("m", 1024**2), ("k", 1024)):
+        if n_bytes % factor == 0 and n_bytes >= factor:
+            return f"{n_bytes // factor}{suffix}"
+    return str(n_bytes)
