@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disklab.errors import SafetyError, UserError
@@ -244,8 +244,10 @@ def test_mount_point_escapes_are_decoded(fake: FakeSystem) -> None:
 
 def test_mount_with_anonymous_device_number_is_matched_by_source_device(fake: FakeSystem) -> None:
     path = fake.add_disk("sdb", (8, 16))
-    fake.mount((0, 45), path, "/srv/btrfs", fs_type="btrfs")  # btrfs reports 0:N in mountinfo
-    assert fake.inspect(path).mounted == (f"{path} on /srv/btrfs",)
+    fake.numbers_by_path["/dev/sdb"] = (8, 16)
+    fake.mount((0, 45), "/dev/sdb", "/srv/btrfs", fs_type="btrfs")  # btrfs reports 0:N in mountinfo
+    fake.mount((0, 46), path, "/srv/not-under-dev")  # sources outside /dev are never stat'ed
+    assert fake.inspect(path).mounted == ("/dev/sdb on /srv/btrfs",)
 
 
 def test_mounted_partition_makes_the_disk_mounted(fake: FakeSystem) -> None:
@@ -490,6 +492,7 @@ mount_points = st.text(
 ).map(lambda text: "/" + text)
 
 
+@settings(deadline=None)  # each example builds a fresh tree on disk; timing varies with the file system
 @given(
     mounts=st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300), mount_points), max_size=8),
     target=st.tuples(st.integers(1, 300), st.integers(0, 300)),

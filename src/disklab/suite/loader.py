@@ -1,5 +1,6 @@
 """Find a suite by name or path, read its TOML and validate every field before anything runs."""
 
+import string
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -58,8 +59,8 @@ def _group(data: dict, index: int, where: str) -> Group:
     name = _required_text(data, "name", where, context)
     context = f"group {index} ({name})"
     label = data.get("label")
-    if label is not None and not isinstance(label, str):
-        raise UserError(f"{where}: {context}: label: must be a string")
+    if label is not None:
+        _check_label(label, where, context)
     params = {k: v for k, v in data.items() if k not in _GROUP_KEYS}
     return Group(name=name, label=label, values=_params(params, where, context, allow_lists=True))
 
@@ -86,6 +87,19 @@ def _convert(convert, raw, where: str, context: str, key: str):
         return convert(raw)
     except (ValueError, TypeError) as exc:
         raise UserError(f"{where}: {context}: {key}: {exc}; {PARAMS[key].help}") from exc
+
+
+def _check_label(label, where: str, context: str) -> None:
+    """A label is a template such as "RND4K Q{iodepth}T{jobs} {direction}" over the test's parameters."""
+    if not isinstance(label, str):
+        raise UserError(f"{where}: {context}: label: must be a string")
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(label) if field is not None]
+    except ValueError as exc:
+        raise UserError(f"{where}: {context}: label: {exc}") from exc
+    for field in fields:
+        if field not in PARAMS:
+            raise UserError(f"{where}: {context}: label: unknown field {{{field}}} (allowed: {', '.join(PARAMS)})")
 
 
 def _required_text(data: dict, key: str, where: str, context: str) -> str:

@@ -122,10 +122,10 @@ def inspect_device_use(device: BlockDevice, *, sysfs_root: str = "/sys", proc_ro
         raise UserError(f"{device.path} ({device.major}:{device.minor}) is no longer present in {sysfs_root}/dev/block")
     busy = exclusive_open_refused(device.path)  # first: it turns permission problems into a clear UserError
     nodes = _walk_down(directory)
-    names_by_number = {node.device_number: node.name for node in nodes}
+    numbers = frozenset(node.device_number for node in nodes)
     return DeviceUse(
-        mounted=_mounts_of(names_by_number, Path(proc_root) / "self" / "mountinfo"),
-        swap=_swaps_of(names_by_number, Path(proc_root) / "swaps"),
+        mounted=_mounts_of(numbers, Path(proc_root) / "self" / "mountinfo"),
+        swap=_swaps_of(numbers, Path(proc_root) / "swaps"),
         holders=tuple(_describe_holder(node) for node in nodes if node.is_holder),
         signatures=_signatures_from_blkid(device.path, run_blkid(device.path)),
         partitions=tuple(node.name for node in nodes if _is_partition_of(node, directory)),
@@ -297,7 +297,7 @@ def _holder_kind(node: _SysfsNode) -> str:
     return "kernel holder"
 
 
-def _mounts_of(names_by_number: dict[tuple[int, int], str], mountinfo: Path) -> tuple[str, ...]:
+def _mounts_of(numbers: frozenset[tuple[int, int]], mountinfo: Path) -> tuple[str, ...]:
     mounts = []
     for line in _proc_lines(mountinfo):
         fields = line.split(" ")
@@ -306,20 +306,20 @@ def _mounts_of(names_by_number: dict[tuple[int, int], str], mountinfo: Path) -> 
         major, _, minor = fields[2].partition(":")
         number = (int(major), int(minor))
         # btrfs (and others) report an anonymous 0:N device in mountinfo; the source still names the disk.
-        if number not in names_by_number and source.startswith("/dev/"):
+        if number not in numbers and source.startswith("/dev/"):
             number = device_number(source)
-        if number in names_by_number:
+        if number in numbers:
             mounts.append(f"{source} on {_unescape_octal(fields[4])}")
     return tuple(mounts)
 
 
-def _swaps_of(names_by_number: dict[tuple[int, int], str], swaps: Path) -> tuple[str, ...]:
+def _swaps_of(numbers: frozenset[tuple[int, int]], swaps: Path) -> tuple[str, ...]:
     if not swaps.exists():  # kernels built without swap support
         return ()
     found = []
     for line in _proc_lines(swaps)[1:]:
         swap_path = _unescape_octal(re.split("[ \t]", line, maxsplit=1)[0])
-        if device_number(swap_path) in names_by_number:
+        if device_number(swap_path) in numbers:
             found.append(swap_path)
     return tuple(found)
 
@@ -377,11 +377,12 @@ def _read_int(path: Path) -> int | None:
 def _proc_lines(path: Path) -> list[str]:
     """Lines of a /proc table, split at newlines only.
 
-    The kernel escapes just space, tab, newline and backslash in paths, so
-    str.splitlines() would break a mount point that holds a carriage return.
-    Undecodable bytes are replaced: paths here are only shown, never matched.
+    The kernel escapes just space, tab, newline and backslash in paths, so a
+    mount point may hold a carriage return; read_text() and splitlines() would
+    break the line there. Undecodable bytes are replaced: paths here are only
+    shown, never matched.
     """
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = path.read_bytes().decode("utf-8", errors="replace")
     return [line for line in text.split("\n") if line]
 
 

@@ -1,0 +1,211 @@
+"""Block-device safety rules against real loop devices backed by files in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from disklab.errors import SafetyError
+from disklab.targets import blockdev
+
+IMAGE_BYTES = 64 * 1024 * 1024
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="attaching loop devices needs root"),
+    pytest.mark.skipif(shutil.which("losetup") is None, reason="losetup (util-linux) is not installed"),
+    pytest.mark.skipif(shutil.which("blkid") is None, reason="blkid (util-linux) is not installed"),
+]
+
+
+def run(*command: str) -> str:
+    return subprocess.run(command, check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+
+
+def require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 3.0) -> bool:
+    """Partition nodes appear asynchronously after a rescan."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def partition_dirs(device: str) -> list[Path]:
+    disk = Path("/sys/class/block") / Path(device).name
+    return [child for child in disk.iterdir() if (child / "partition").is_file()]
+
+
+@pytest.fixture
+def attach_loop(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., str]:
+    """Attach a fresh sparse image as a loop device; always detached afterwards, even on failure."""
+
+    def attach(image_name: str = "disk.img", *, losetup_options: tuple[str, ...] = ()) -> str:
+        image = tmp_path / image_name
+        if not image.exists():
+            with image.open("wb") as handle:
+                handle.truncate(IMAGE_BYTES)
+        attached = subprocess.run(
+            ["losetup", "--find", "--show", *losetup_options, str(image)], capture_output=True, text=True
+        )
+        if attached.returncode != 0:
+            pytest.skip(f"cannot attach a loop device here: {attached.stderr.strip()}")
+        device = attached.stdout.strip()
+        request.addfinalizer(lambda: detach(device))
+        return device
+
+    return attach
+
+
+def detach(device: str) -> None:
+    # Partitions added by partx (BLKPG) outlive `losetup -d` unless they are deleted first.
+    if partition_dirs(device):
+        subprocess.run(["partx", "-d", device], capture_output=True)
+    subprocess.run(["losetup", "-d", device], check=True, capture_output=True)
+
+
+@pytest.fixture
+def mount(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Path]:
+    """Mount a device on a fresh directory; unmounted afterwards, before its loop device is detached."""
+
+    def mount_device(device: str) -> Path:
+        mount_point = tmp_path / f"mnt-{Path(device).name}"
+        mount_point.mkdir()
+        run("mount", device, str(mount_point))
+        request.addfinalizer(lambda: run("umount", str(mount_point)))
+        return mount_point
+
+    return mount_device
+
+
+def test_blank_loop_device_needs_only_destroy_data(attach_loop: Callable[..., str]) -> None:
+    device = blockdev.probe_block_device(attach_loop())
+    with pytest.raises(SafetyError, match=f"writes to {device.path} .*add --destroy-data to allow it"):
+        blockdev.check_device_writable(device, destroy_data=False, force=False)
+    blockdev.check_device_writable(device, destroy_data=True, force=False)
+
+
+def test_ext4_loop_device_needs_force(attach_loop: Callable[..., str]) -> None:
+    require("mkfs.ext4")
+    path = attach_loop()
+    run("mkfs.ext4", "-q", path)
+    device = blockdev.probe_block_device(path)
+    with pytest.raises(SafetyError, match="carries an ext4 file system; add --destroy-data --force"):
+        blockdev.check_device_writable(device, destroy_data=True, force=False)
+    blockdev.check_device_writable(device, destroy_data=True, force=True)
+
+
+def test_mounted_loop_device_is_refused_even_with_force(
+    attach_loop: Callable[..., str], mount: Callable[[str], Path]
+) -> None:
+    require("mkfs.ext4")
+    path = attach_loop()
+    run("mkfs.ext4", "-q", path)
+    mount_point = mount(path)
+    device = blockdev.probe_block_device(path)
+    with pytest.raises(SafetyError) as refusal:
+        blockdev.check_device_writable(device, destroy_data=True, force=True)
+    message = str(refusal.value)
+    assert f"is mounted ({path} on {mount_point})" in message
+    assert "busy" in message and "not even with --force" in message
+
+
+def test_mounted_partition_makes_whole_loop_device_refused(
+    attach_loop: Callable[..., str], mount: Callable[[str], Path], tmp_path: Path
+) -> None:
+    require("sfdisk")
+    require("mkfs.ext4")
+    require("partx")
+    image = tmp_path / "partitioned.img"
+    with image.open("wb") as handle:
+        handle.truncate(IMAGE_BYTES)
+    subprocess.run(["sfdisk", "-q", str(image)], input="label: gpt\n,\n", text=True, check=True, capture_output=True)
+    path = attach_loop(image.name, losetup_options=("--partscan",))
+    partition = f"{path}p1"
+    if not wait_for(lambda: os.path.exists(partition), seconds=1.0):
+        # Kernels built without partition-table parsers ignore --partscan; partx parses in user space.
+        run("partx", "-a", path)
+    if not wait_for(lambda: os.path.exists(partition)):
+        pytest.skip(f"the kernel created no partition node for {path}")
+
+    device = blockdev.probe_block_device(path)
+    use = blockdev.inspect_device_use(device)
+    assert use.partitions == (f"{device.name}p1",)
+    assert "gpt partition table" in use.signatures
+    with pytest.raises(SafetyError, match=f"has partitions {device.name}p1; add --destroy-data --force"):
+        blockdev.check_device_writable(device, destroy_data=True, force=False)
+
+    run("mkfs.ext4", "-q", partition)
+    mount_point = mount(partition)
+    with pytest.raises(SafetyError, match=f"is mounted \\({partition} on {mount_point}\\)"):
+        blockdev.check_device_writable(device, destroy_data=True, force=True)
+    with pytest.raises(SafetyError, match="is mounted"):
+        blockdev.check_device_writable(blockdev.probe_block_device(partition), destroy_data=True, force=True)
+
+
+@pytest.mark.parametrize("sector_size", [512, 4096])
+def test_probe_matches_blockdev(attach_loop: Callable[..., str], sector_size: int) -> None:
+    require("blockdev")
+    path = attach_loop(losetup_options=("--sector-size", str(sector_size)))
+    device = blockdev.probe_block_device(path)
+    rdev = os.stat(path).st_rdev
+    assert (device.name, device.major, device.minor) == (Path(path).name, os.major(rdev), os.minor(rdev))
+    assert device.size_bytes == int(run("blockdev", "--getsize64", path)) == IMAGE_BYTES
+    assert device.logical_block_size == int(run("blockdev", "--getss", path)) == sector_size
+    assert device.physical_block_size == int(run("blockdev", "--getpbsz", path))
+    assert device.read_only is False
+
+
+def test_read_only_loop_device_is_refused(attach_loop: Callable[..., str]) -> None:
+    device = blockdev.probe_block_device(attach_loop(losetup_options=("--read-only",)))
+    assert device.read_only
+    with pytest.raises(SafetyError, match="is read-only"):
+        blockdev.check_device_writable(device, destroy_data=True, force=True)
+
+
+def test_symlink_resolves_to_the_loop_device(attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    path = attach_loop()
+    alias = tmp_path / "by-id-alias"
+    alias.symlink_to(path)
+    device = blockdev.probe_block_device(str(alias))
+    assert (device.path, device.name) == (str(alias), Path(path).name)
+
+
+def test_exclusively_opened_loop_device_is_busy(attach_loop: Callable[..., str]) -> None:
+    path = attach_loop()
+    holder = os.open(path, os.O_RDONLY | os.O_EXCL)
+    try:
+        device = blockdev.probe_block_device(path)
+        assert blockdev.inspect_device_use(device).busy
+        with pytest.raises(SafetyError, match="is busy"):
+            blockdev.check_device_writable(device, destroy_data=True, force=True)
+    finally:
+        os.close(holder)
+    blockdev.check_device_writable(device, destroy_data=True, force=False)
+
+
+def test_loop_device_used_as_swap_is_refused(attach_loop: Callable[..., str], request: pytest.FixtureRequest) -> None:
+    require("mkswap")
+    require("swapon")
+    path = attach_loop()
+    run("mkswap", path)
+    enabled = subprocess.run(["swapon", path], capture_output=True, text=True)
+    if enabled.returncode != 0:
+        pytest.skip(f"swapon is not allowed here: {enabled.stderr.strip()}")
+    request.addfinalizer(lambda: run("swapoff", path))
+    device = blockdev.probe_block_device(path)
+    assert blockdev.inspect_device_use(device).swap == (path,)
+    with pytest.raises(SafetyError, match=f"is used as swap \\({path}\\)"):
+        blockdev.check_device_writable(device, destroy_data=True, force=True)

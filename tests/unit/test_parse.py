@@ -1,0 +1,49 @@
+import pytest
+
+from disklab.errors import FioError
+from disklab.fio.parse import parse_fio_output
+from tests.conftest import fixture_json, fixture_text
+
+CASES = ["randread-4k-q32", "seqwrite-1m-q8", "randrw-70-4k-4jobs"]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("form", ["json", "jsonplus"])
+def test_parsed_figures_are_fios_own(case, form):
+    name = f"{case}.{form}.json"
+    raw = fixture_json(name)["jobs"][0]
+    report = parse_fio_output(fixture_text(name))
+    assert report.fio_version.startswith("fio-3.")
+    (job,) = report.jobs
+    assert job.name == raw["jobname"]
+    assert job.usr_cpu_percent == raw["usr_cpu"] and job.sys_cpu_percent == raw["sys_cpu"]
+    assert [d.direction for d in job.directions] == [d for d in ("read", "write") if raw[d]["total_ios"] > 0]
+    for d in job.directions:
+        theirs = raw[d.direction]
+        assert d.iops == theirs["iops"]
+        assert d.bw_bytes_per_s == theirs["bw_bytes"]
+        assert d.io_bytes == theirs["io_bytes"]
+        assert d.lat_mean_ns == theirs["lat_ns"]["mean"]
+        assert d.clat_percentiles_ns["p99"] == theirs["clat_ns"]["percentile"]["99.000000"]
+        assert d.clat_percentiles_ns["p99_9"] == theirs["clat_ns"]["percentile"]["99.900000"]
+        assert d.iops > 0 and d.bw_bytes_per_s > 0
+
+
+def test_mixed_test_reports_both_directions_with_the_requested_read_share():
+    (job,) = parse_fio_output(fixture_text("randrw-70-4k-4jobs.json.json")).jobs
+    read, write = job.directions
+    share = read.total_ios / (read.total_ios + write.total_ios)
+    assert 0.65 < share < 0.75
+
+
+def test_notes_printed_before_the_json_are_skipped():
+    text = fixture_text("psync-note-before-json.json")
+    assert not text.startswith("{")
+    (job,) = parse_fio_output(text).jobs
+    assert job.directions[0].direction == "read"
+
+
+@pytest.mark.parametrize("text", ["", "fio: some failure\n", "{ not json", '{"fio version": "fio-3.33"}'])
+def test_unreadable_output_is_a_fio_error(text):
+    with pytest.raises(FioError):
+        parse_fio_output(text)

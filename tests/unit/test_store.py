@@ -1,0 +1,100 @@
+import sqlite3
+
+import pytest
+
+from disklab.errors import StoreError, UserError
+from disklab.fio.parse import parse_fio_output
+from disklab.store.migrations import LATEST_VERSION
+from disklab.store.repository import NewRun, Store
+from tests.conftest import fixture_text
+
+
+def new_run(**changes) -> NewRun:
+    values = dict(
+        suite_name="quick", suite_source="built-in", suite_text="name = 'quick'", target="/mnt/x",
+        target_kind="directory", test_path="/mnt/x/f", options={"runtime": 1.0}, disklab_version="0.1.0",
+        fio_version="fio-3.33", fio_engine="io_uring", hostname="testhost", kernel="6.1", planned_tests=2,
+    )
+    values.update(changes)
+    return NewRun(**values)
+
+
+def test_a_test_round_trips_with_its_raw_output_and_metrics(tmp_path):
+    output = fixture_text("randrw-70-4k-4jobs.jsonplus.json")
+    (job,) = parse_fio_output(output).jobs
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        store.add_test(run_id, 0, "mixed", {"bs": 4096}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job)
+        store.finish_run(run_id, "complete")
+        record = store.get_run(run_id)
+    assert record.info.status == "complete" and record.info.finished_tests == 1
+    (test,) = record.tests
+    assert test.fio_output == output
+    assert test.params == {"bs": 4096}
+    assert test.metrics == job.directions
+
+
+def test_schema_is_migrated_once_and_recorded(tmp_path):
+    path = tmp_path / "r.db"
+    Store(path).close()
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == list(range(1, LATEST_VERSION + 1))
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"runs", "tests", "metrics", "schema_migrations"} <= tables
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(metrics)")}
+    assert {"iops", "bw_bytes_per_s", "lat_mean_ns", "clat_p99_ns", "clat_p99_99_ns"} <= columns
+
+
+def test_a_store_from_a_newer_disklab_is_refused(tmp_path):
+    path = tmp_path / "r.db"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'future', 'x')", (LATEST_VERSION + 1,))
+    conn.commit()
+    with pytest.raises(StoreError, match="newer"):
+        Store(path)
+
+
+def test_a_corrupt_store_is_a_store_error(tmp_path):
+    path = tmp_path / "r.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="corrupt"):
+        Store(path)
+
+
+def test_a_locked_store_is_a_store_error(tmp_path, monkeypatch):
+    monkeypatch.setattr("disklab.store.db.BUSY_TIMEOUT_S", 0.1)
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreError, match="locked"):
+            store.create_run(new_run())
+        blocker.execute("ROLLBACK")
+
+
+def test_runs_of_dead_processes_are_marked_interrupted(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        alive = store.create_run(new_run())
+        dead = store.create_run(new_run())
+        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (dead,))
+        other_host = store.create_run(new_run(hostname="elsewhere"))
+        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (other_host,))
+        store.mark_abandoned_runs("testhost")
+        status = {r.id: r.status for r in store.list_runs()}
+    assert status == {alive: "running", dead: "interrupted", other_host: "running"}
+
+
+def test_run_references(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        with pytest.raises(UserError, match="no runs"):
+            store.resolve_run_id("last")
+        first, second = store.create_run(new_run()), store.create_run(new_run())
+        assert store.resolve_run_id("last") == second
+        assert store.resolve_run_id("last~1") == first
+        assert store.resolve_run_id(str(first)) == first
+        for bad in ("99", "latest", "last~x"):
+            with pytest.raises(UserError):
+                store.resolve_run_id(bad)

@@ -1,0 +1,122 @@
+import string
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from disklab.errors import UserError
+from disklab.plan import Overrides, build_plan, expand_suite, limit_sizes
+from disklab.suite.loader import builtin_names, load_suite, parse_suite
+
+GRID = """
+name = "grid"
+[defaults]
+runtime = "2s"
+[[group]]
+name = "g"
+bs = ["4k", "64k"]
+iodepth = [1, 32]
+direction = ["read", "write"]
+"""
+
+
+def test_quick_is_the_desktop_profile():
+    tests = expand_suite(load_suite("quick"))
+    assert [t.label for t in tests] == [
+        "SEQ1M Q8T1 read", "SEQ1M Q8T1 write", "SEQ1M Q1T1 read", "SEQ1M Q1T1 write",
+        "RND4K Q32T1 read", "RND4K Q32T1 write", "RND4K Q1T1 read", "RND4K Q1T1 write",
+    ]
+    assert {(t.fio_rw, t.bs, t.iodepth, t.jobs) for t in tests} == {
+        ("read", 2**20, 8, 1), ("write", 2**20, 8, 1), ("read", 2**20, 1, 1), ("write", 2**20, 1, 1),
+        ("randread", 4096, 32, 1), ("randwrite", 4096, 32, 1), ("randread", 4096, 1, 1), ("randwrite", 4096, 1, 1),
+    }
+    assert all(t.direct and t.runtime == 5 and t.ramp == 1 and t.size == 2**30 for t in tests)
+
+
+def test_every_builtin_suite_loads():
+    for name in builtin_names():
+        assert expand_suite(load_suite(name))
+
+
+def test_lists_expand_as_a_grid_in_file_order():
+    tests = expand_suite(parse_suite(GRID, "x", "grid.toml"))
+    assert [(t.bs, t.iodepth, t.direction) for t in tests] == [
+        (4096, 1, "read"), (4096, 1, "write"), (4096, 32, "read"), (4096, 32, "write"),
+        (65536, 1, "read"), (65536, 1, "write"), (65536, 32, "read"), (65536, 32, "write"),
+    ]
+    assert tests[0].label == "g bs=4KiB iodepth=1 read"
+    assert all(t.runtime == 2 for t in tests)
+
+
+def test_rwmixread_makes_a_mixed_test_that_counts_as_writing():
+    suite = parse_suite('name="m"\n[[group]]\nname="m"\nrwmixread=[0, 70, 100]\n', "x", "m.toml")
+    tests = expand_suite(suite)
+    assert [t.fio_rw for t in tests] == ["randrw"] * 3
+    assert all(t.writes for t in tests)  # even 100 % reads: only plain reads are on the allow-list
+
+
+def test_overrides_win_and_read_only_drops_writers():
+    plan = build_plan(load_suite("quick"), Overrides(runtime=1.0, size=256 * 2**20), read_only=True)
+    assert len(plan.tests) == 4 and plan.skipped_writes == 4 and not plan.writes
+    assert all(t.runtime == 1 and t.size == 256 * 2**20 for t in plan.tests)
+    assert all(t.size == 2**20 for t in limit_sizes(plan, 2**20).tests)
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ('name="x"\n', "group"),
+        ('[[group]]\nname="g"\n', "name"),
+        ('name="x"\n[[group]]\nname="g"\nbs="4x"\n', "bs"),
+        ('name="x"\n[[group]]\nname="g"\niodepth=0\n', "iodepth"),
+        ('name="x"\n[[group]]\nname="g"\nblocksize="4k"\n', "blocksize"),
+        ('name="x"\n[[group]]\nname="g"\ndirection="sideways"\n', "direction"),
+        ('name="x"\n[defaults]\nbs=["4k"]\n[[group]]\nname="g"\n', "bs"),
+        ('name="x"\n[[group]]\nname="g"\nbs=[]\n', "bs"),
+        ('name="x"\n[[group]]\nname="g"\ndirect="yes"\n', "direct"),
+        ("name = \n", "TOML"),
+        ('name="x"\n[[group]]\nname="g"\nlabel="Q{depth}"\n', "label"),
+    ],
+)
+def test_errors_name_the_file_and_the_field(text, field):
+    with pytest.raises(UserError) as err:
+        parse_suite(text, "x", "my-suite.toml")
+    assert "my-suite.toml" in str(err.value) and field in str(err.value)
+    assert "\n" not in str(err.value).strip()
+
+
+def test_unknown_suite_names_the_builtin_ones():
+    with pytest.raises(UserError, match="quick"):
+        load_suite("no-such-suite")
+
+
+_fields = st.sampled_from(["name", "description", "label", "bs", "iodepth", "jobs", "pattern", "direction",
+                           "rwmixread", "runtime", "size", "direct", "engine", "bogus"])
+_literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]', '[1, "a"]', '["read", "write"]',
+                             'true', '1.5', '"sequential"', '{a = 1}', '"{nope}"', '"{bs} {iodepth}"', '"1s"', '"-5s"'])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    line=st.integers(0, GRID.count("\n")),
+    field=_fields,
+    literal=_literals,
+    section=st.sampled_from(["", "[defaults]\n", "[[group]]\n"]),
+)
+def test_any_mutated_suite_gives_a_user_error_or_a_valid_plan(line, field, literal, section):
+    lines = GRID.splitlines()
+    lines.insert(line, f"{section}{field} = {literal}")
+    try:
+        plan = build_plan(parse_suite("\n".join(lines), "x", "fuzz.toml"))
+    except UserError as err:
+        assert str(err).startswith("fuzz.toml: ")
+    else:
+        assert plan.tests and all(t.bs > 0 and t.iodepth >= 1 for t in plan.tests)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_arbitrary_text_never_crashes_the_loader(text):
+    try:
+        parse_suite(text, "x", "fuzz.toml")
+    except UserError as err:
+        assert str(err).startswith("fuzz.toml: ")
