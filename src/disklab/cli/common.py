@@ -1,5 +1,6 @@
 """Pieces several commands share: opening the store, writing output to a file or stdout."""
 
+import sys
 from pathlib import Path
 
 import click
@@ -25,5 +26,10 @@ def write_output(text: str, output: str | None) -> None:
         click.echo(f"written to {output}", err=True)
 
 
-stdout_console = Console()
-stderr_console = Console(stderr=True)
+def _console(stream) -> Console:
+    """Terminals get their own width; pipes and files get lines that are never wrapped mid-value."""
+    return Console(file=stream, width=None if stream.isatty() else 200, soft_wrap=True)
+
+
+stdout_console = _console(sys.stdout)
+stderr_console = _console(sys.stderr)

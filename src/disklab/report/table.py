@@ -15,7 +15,7 @@ def run_title(info: RunInfo) -> str:
 
 def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
     table = Table(title=run_title(info), title_justify="left")
-    table.add_column("Test")
+    table.add_column("Test", no_wrap=True)
     table.add_column("Dir")
     for heading in ("MB/s", "IOPS", "Mean lat µs", "p50 µs", "p99 µs", "p99.9 µs"):
         table.add_column(heading, justify="right")

@@ -1,0 +1,58 @@
+"""The CLI as a black box, in-process: help, version, documentation and error lines."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from disklab import __version__
+from disklab.cli.main import cli
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+@pytest.mark.parametrize("command", sorted(cli.commands))
+def test_every_command_has_help_and_is_documented(command):
+    result = invoke(command, "--help")
+    assert result.exit_code == 0 and "Usage:" in result.output
+    assert f"disklab {command}" in README.read_text(), f"README does not document 'disklab {command}'"
+
+
+def test_unknown_suite_is_one_line_and_exit_2(tmp_path):
+    result = invoke("run", "no-such-suite", "--target", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [result.output.strip()]
+    assert result.output.startswith("disklab: error: unknown suite 'no-such-suite'")
+
+
+def test_bad_size_is_a_usage_error():
+    result = invoke("run", "quick", "--target", "/tmp", "--size", "lots")
+    assert result.exit_code == 2 and "is not a size" in result.output
+
+
+def test_corrupt_store_is_exit_5(tmp_path):
+    db = tmp_path / "results.db"
+    db.write_bytes(b"garbage" * 1000)
+    result = invoke("--db", str(db), "runs")
+    assert result.exit_code == 5 and "corrupt" in result.output and "Traceback" not in result.output
+
+
+def test_empty_store_says_how_to_start():
+    result = invoke("runs")
+    assert result.exit_code == 0 and "disklab run quick" in result.output
+    assert invoke("show", "last").exit_code == 2
+
+
+def test_dry_run_runs_nothing_and_estimates(tmp_path):
+    result = invoke("run", "quick", "--target", str(tmp_path), "--dry-run", "--runtime", "2")
+    assert result.exit_code == 0 and "estimated duration" in result.output
+    assert list(tmp_path.iterdir()) == []

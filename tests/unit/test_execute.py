@@ -1,0 +1,78 @@
+"""execute_plan against a replaying executor: real captured fio output, no fio run."""
+
+import pytest
+
+from disklab.errors import FioError
+from disklab.execute import Execution, execute_plan
+from disklab.fio.executor import FioRun
+from disklab.plan import build_plan
+from disklab.store.repository import Store
+from disklab.suite.loader import load_suite
+from tests.conftest import fixture_text
+from tests.unit.test_store import new_run
+
+
+class ReplayExecutor:
+    def __init__(self, outputs: list[str], fail_at: int | None = None):
+        self.outputs = outputs
+        self.fail_at = fail_at
+        self.jobfiles: list[str] = []
+
+    def run(self, jobfile, on_tick=None):
+        if len(self.jobfiles) == self.fail_at:
+            raise FioError("fio failed (exit 1): replayed failure")
+        self.jobfiles.append(jobfile)
+        if on_tick:
+            on_tick()
+        return FioRun(output=self.outputs[len(self.jobfiles) - 1], stderr="", returncode=0)
+
+
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def test_started(self, seq, test):
+        self.events.append(("start", seq))
+
+    def tick(self):
+        self.events.append(("tick",))
+
+    def test_finished(self, seq, test, job):
+        self.events.append(("done", seq))
+
+
+def test_every_test_is_stored_with_its_job_file_and_raw_output(tmp_path):
+    plan = build_plan(load_suite("quick"))
+    outputs = [fixture_text("randread-4k-q32.json.json"), fixture_text("seqwrite-1m-q8.jsonplus.json")] * 4
+    executor, recorder = ReplayExecutor(outputs), Recorder()
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=8))
+        execute_plan(Execution(plan, "/mnt/x/f", "io_uring", run_id), executor, store, recorder)
+        record = store.get_run(run_id)
+    assert [t.label for t in record.tests] == [t.label for t in plan.tests]
+    assert [t.jobfile for t in record.tests] == executor.jobfiles
+    assert [t.fio_output for t in record.tests] == outputs
+    assert all("filename=/mnt/x/f" in j for j in executor.jobfiles)
+    assert [e for e in recorder.events if e[0] != "tick"] == [(k, i) for i in range(8) for k in ("start", "done")]
+
+
+def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):
+    plan = build_plan(load_suite("quick"))
+    executor = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 8, fail_at=3)
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=8))
+        with pytest.raises(FioError, match="replayed"):
+            execute_plan(Execution(plan, "/f", "io_uring", run_id), executor, store, Recorder())
+        assert [t.seq for t in store.get_run(run_id).tests] == [0, 1, 2]
+
+
+def test_fio_reporting_an_error_fails_the_test(tmp_path):
+    import json
+
+    data = json.loads(fixture_text("randread-4k-q32.json.json"))
+    data["jobs"][0]["error"] = 5
+    plan = build_plan(load_suite("quick"))
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        with pytest.raises(FioError, match="error 5"):
+            execute_plan(Execution(plan, "/f", "io_uring", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())

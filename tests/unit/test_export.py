@@ -1,0 +1,50 @@
+import csv
+import io
+import json
+
+from disklab.execute import execute_plan, Execution
+from disklab.plan import build_plan
+from disklab.report.export import to_csv, to_json, to_markdown
+from disklab.store.repository import Store
+from disklab.suite.loader import load_suite
+from tests.conftest import fixture_json, fixture_text
+from tests.unit.test_execute import Recorder, ReplayExecutor
+from tests.unit.test_store import new_run
+
+MIXED = "randrw-70-4k-4jobs.json.json"
+
+
+def stored_record(tmp_path):
+    plan = build_plan(load_suite("quick"))
+    plan = plan.__class__(plan.suite, plan.tests[:2], 0)
+    outputs = [fixture_text(MIXED), fixture_text("seqwrite-1m-q8.json.json")]
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        execute_plan(Execution(plan, "/f", "io_uring", run_id), ReplayExecutor(outputs), store, Recorder())
+        return store.get_run(run_id)
+
+
+def test_json_export_is_versioned_and_keeps_fios_figures(tmp_path):
+    document = json.loads(to_json(stored_record(tmp_path)))
+    assert document["format"] == "disklab-run" and document["format_version"] == 1
+    raw = fixture_json(MIXED)["jobs"][0]
+    first = document["tests"][0]
+    assert set(first["metrics"]) == {"read", "write"}
+    assert first["metrics"]["read"]["iops"] == raw["read"]["iops"]
+    assert first["metrics"]["write"]["bw_bytes_per_s"] == raw["write"]["bw_bytes"]
+    assert first["metrics"]["read"]["clat_percentiles_ns"]["p99"] == raw["read"]["clat_ns"]["percentile"]["99.000000"]
+
+
+def test_csv_has_a_row_per_direction_in_display_units(tmp_path):
+    rows = list(csv.DictReader(io.StringIO(to_csv(stored_record(tmp_path)))))
+    raw = fixture_json(MIXED)["jobs"][0]
+    assert [(r["seq"], r["direction"]) for r in rows] == [("1", "read"), ("1", "write"), ("2", "write")]
+    assert float(rows[0]["mb_per_s"]) == raw["read"]["bw_bytes"] / 1e6
+    assert float(rows[1]["lat_mean_us"]) == raw["write"]["lat_ns"]["mean"] / 1e3
+
+
+def test_markdown_is_a_table_with_units(tmp_path):
+    text = to_markdown(stored_record(tmp_path))
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table) == 2 + 3
+    assert "MB/s" in table[0] and "10^6 bytes/s" in text
