@@ -26,10 +26,15 @@ def write_output(text: str, output: str | None) -> None:
         click.echo(f"written to {output}", err=True)
 
 
+def stdout_console() -> Console:
+    return _console(sys.stdout)
+
+
+def stderr_console() -> Console:
+    return _console(sys.stderr)
+
+
 def _console(stream) -> Console:
-    """Terminals get their own width; pipes and files get lines that are never wrapped mid-value."""
-    return Console(file=stream, width=None if stream.isatty() else 200, soft_wrap=True)
-
-
-stdout_console = _console(sys.stdout)
-stderr_console = _console(sys.stderr)
+    """Bound to the stream of the moment; terminals keep their width, pipes get lines never wrapped mid-value."""
+    # Markup off: labels, paths and fio's messages may contain [brackets].
+    return Console(file=stream, width=None if stream.isatty() else 200, soft_wrap=True, markup=False)

@@ -2,6 +2,7 @@
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from disklab.cli.common import stdout_console
 from disklab.env.doctor import run_checks
@@ -20,7 +21,7 @@ def doctor(ctx, target):
     for heading in ("Check", "Status", "Detail"):
         table.add_column(heading)
     for check in checks:
-        table.add_row(check.name, f"[{_STYLE[check.status]}]{check.status}[/]", check.detail)
-    stdout_console.print(table)
+        table.add_row(check.name, Text(check.status, style=_STYLE[check.status]), check.detail)
+    stdout_console().print(table)
     if any(c.status == "fail" for c in checks):
         ctx.exit(1)

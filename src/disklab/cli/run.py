@@ -15,14 +15,14 @@ from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
 from disklab.plan import Overrides, Plan, build_plan, limit_sizes
 from disklab.report.rows import result_rows
-from disklab.report.table import results_table
+from disklab.report.table import plan_table, results_table
 from disklab.store.repository import NewRun, Store
 from disklab.suite.loader import load_suite
 from disklab.suite.params import PARAMS
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
-from disklab.units import format_duration, format_size, parse_duration, parse_size
+from disklab.units import format_duration, parse_duration, parse_size
 
 
 def _converter(parse):
@@ -61,15 +61,15 @@ def run(ctx, suite, target, size, runtime, ramp, engine, read_only, destroy_data
     check_target(resolved, plan.data_set_bytes, plan.writes, destroy_data, force)
     if resolved.kind == "directory":
         for stale in remove_stale_test_files(resolved.path):
-            stderr_console.print(f"removed a test file left by a killed run: {stale}")
+            stderr_console().print(f"removed a test file left by a killed run: {stale}")
     fio = detect_fio()
     fio_engine = choose_engine(fio, engine or "auto")
     with open_store(ctx) as store:
         run_id = store.create_run(_new_run(plan, resolved, fio.version_text, fio_engine, ctx.params))
         status = _execute(store, run_id, plan, resolved, fio.path, fio_engine, keep_file)
         record = store.get_run(run_id)
-    stdout_console.print(results_table(record.info, result_rows(record)))
-    stderr_console.print(f"stored as run {run_id} in {store.path} ({status})")
+    stdout_console().print(results_table(record.info, result_rows(record)))
+    stderr_console().print(f"stored as run {run_id} in {store.path} ({status})")
 
 
 def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, engine: str, keep_file: bool) -> str:
@@ -77,7 +77,7 @@ def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: st
     layout = plan.data_set_bytes if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, engine=engine, run_id=run_id)
     try:
-        with _interrupt_on_termination(), RunProgress(plan, stderr_console, layout) as progress:
+        with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout) as progress:
             execute_plan(execution, SubprocessExecutor(fio_path), store, progress)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
@@ -87,7 +87,7 @@ def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: st
         raise
     finally:
         if keep_file and target.disklab_owns_file:
-            stderr_console.print(f"test file kept: {keep_test_file(target, run_id)}")
+            stderr_console().print(f"test file kept: {keep_test_file(target, run_id)}")
         else:
             remove_test_file(target)
     store.finish_run(run_id, "complete")
@@ -122,15 +122,8 @@ def _new_run(plan: Plan, target: Target, fio_version: str, engine: str, params: 
 
 def _print_plan(plan: Plan, target: Target) -> None:
     layout = plan.data_set_bytes if target.disklab_owns_file else 0
-    stdout_console.print(f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind})")
-    for seq, test in enumerate(plan.tests, start=1):
-        writes = "writes" if test.writes else "read-only"
-        stdout_console.print(
-            f"  {seq:3d}. {test.label}: rw={test.fio_rw} bs={format_size(test.bs)} iodepth={test.iodepth} "
-            f"jobs={test.jobs} size={format_size(test.size)} runtime={test.runtime:g}s ramp={test.ramp:g}s ({writes})"
-        )
+    title = f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind})"
+    stdout_console().print(plan_table(plan, title))
     if plan.skipped_writes:
-        stdout_console.print(f"  ({plan.skipped_writes} writing tests left out by --read-only)")
-    stdout_console.print(f"estimated duration: {format_duration(plan.estimated_seconds(layout))}")
-
-
+        stdout_console().print(f"{plan.skipped_writes} writing tests left out by --read-only")
+    stdout_console().print(f"estimated duration: {format_duration(plan.estimated_seconds(layout))}")

@@ -27,7 +27,7 @@ def runs(ctx, limit):
             str(info.id), info.started_at, info.suite_name, info.target,
             f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname,
         )
-    stdout_console.print(table)
+    stdout_console().print(table)
 
 
 @click.command()
@@ -45,8 +45,8 @@ def show(ctx, run_ref, output_format, output, jobfile):
     elif output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-        stdout_console.print(results_table(record.info, result_rows(record)))
+        stdout_console().print(results_table(record.info, result_rows(record)))
         if record.info.error:
-            stdout_console.print(f"[yellow]{record.info.status}: {record.info.error}[/yellow]")
+            stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
     else:
         write_output(EXPORTERS[output_format](record), output)

@@ -18,5 +18,5 @@ def suites():
     for name in builtin_names():
         plan = build_plan(load_suite(name))
         table.add_row(name, str(len(plan.tests)), format_duration(plan.estimated_seconds()), plan.suite.description)
-    stdout_console.print(table)
-    stdout_console.print("A suite file of your own runs with 'disklab run FILE.toml --target DIR'.")
+    stdout_console().print(table)
+    stdout_console().print("A suite file of your own runs with 'disklab run FILE.toml --target DIR'.")

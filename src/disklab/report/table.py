@@ -2,8 +2,10 @@
 
 from rich.table import Table
 
+from disklab.plan import Plan
 from disklab.report.rows import ResultRow
 from disklab.store.repository import RunInfo
+from disklab.units import format_size
 
 
 def run_title(info: RunInfo) -> str:
@@ -38,3 +40,17 @@ def format_us(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def plan_table(plan: Plan, title: str) -> Table:
+    """Every test of a plan with the parameters fio will get."""
+    table = Table(title=title, title_justify="left")
+    for heading in ("#", "Test", "rw", "bs", "QD", "jobs", "size", "runtime", "ramp", "writes"):
+        table.add_column(heading, no_wrap=heading == "Test")
+    for seq, test in enumerate(plan.tests, start=1):
+        table.add_row(
+            str(seq), test.label, test.fio_rw + (f" {test.rwmixread}% read" if test.direction == "mixed" else ""),
+            format_size(test.bs), str(test.iodepth), str(test.jobs), format_size(test.size), f"{test.runtime:g}s",
+            f"{test.ramp:g}s", "yes" if test.writes else "no",
+        )
+    return table
