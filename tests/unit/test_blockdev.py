@@ -412,7 +412,8 @@ def test_blank_device_needs_destroy_data(fake: FakeSystem) -> None:
     with pytest.raises(SafetyError) as refusal:
         fake.check(path, destroy_data=False)
     assert str(refusal.value) == (
-        f"the benchmark writes to {path} and would destroy its data; add --destroy-data to allow it"
+        f"the benchmark writes to {path} and would destroy its data; add --destroy-data to allow it, "
+        "or --read-only to run only the tests that read"
     )
     fake.check(path, destroy_data=True)
 

@@ -21,6 +21,7 @@ from disklab.errors import SafetyError, UserError
 
 SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size
 
+READ_ONLY_HINT = "--read-only to run only the tests that read"
 BLKID_NOTHING_FOUND = 2
 BLKID_AMBIGUOUS = 8
 
@@ -159,9 +160,11 @@ def check_device_writable(
         if existing_data:
             raise SafetyError(
                 f"the benchmark writes to {path} and would destroy its data ({path} {_join_words(existing_data)}); "
-                "add --destroy-data --force to allow it"
+                f"add --destroy-data --force to allow it, or {READ_ONLY_HINT}"
             )
-        raise SafetyError(f"the benchmark writes to {path} and would destroy its data; add --destroy-data to allow it")
+        raise SafetyError(
+            f"the benchmark writes to {path} and would destroy its data; add --destroy-data to allow it, or {READ_ONLY_HINT}"
+        )
     if existing_data and not force:
         raise SafetyError(f"{path} {_join_words(existing_data)}; add --destroy-data --force to overwrite it")
 

@@ -54,11 +54,6 @@ def test_size_for(target: Target, wanted_bytes: int) -> int:
 def check_target(target: Target, data_set_bytes: int, writes: bool, destroy_data: bool, force: bool) -> None:
     """Refuse before anything runs: no space, no write permission, or data that writing would destroy."""
     if target.kind == "device":
-        if writes and not destroy_data:
-            raise SafetyError(
-                f"the suite writes to {target.test_path} and would destroy its data; add --destroy-data to allow it, "
-                "or --read-only to run only the tests that read"
-            )
         if writes:
             check_device_writable(target.device, destroy_data=destroy_data, force=force)
         elif not os.access(target.test_path, os.R_OK):
