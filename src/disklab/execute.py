@@ -23,14 +23,13 @@ class ProgressListener(Protocol):
 class Execution:
     plan: Plan
     test_path: str
-    engine: str
     run_id: int
 
 
 def execute_plan(execution: Execution, executor: Executor, store: Store, progress: ProgressListener) -> None:
     """Raises on the first failing test; the tests finished before it are already stored."""
     for seq, test in enumerate(execution.plan.tests):
-        jobfile = render_jobfile(test, execution.test_path, execution.engine, execution.plan.suite.name)
+        jobfile = render_jobfile(test, execution.test_path, execution.plan.suite.name)
         progress.test_started(seq, test)
         started_at = now_iso()
         fio_run = executor.run(jobfile, on_tick=progress.tick)

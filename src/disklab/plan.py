@@ -2,6 +2,7 @@
 
 import itertools
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from disklab.errors import UserError
 from disklab.suite.model import Group, Suite, TestSpec
@@ -51,6 +52,12 @@ def estimate_test_seconds(test: TestSpec) -> float:
 
 def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool = False) -> Plan:
     tests = [replace(t, **overrides.as_dict()) for t in expand_suite(suite)]
+    for test in tests:
+        if test.bs > test.size:
+            raise UserError(
+                f"test {test.label!r}: block size {format_size(test.bs)} is larger than its data set "
+                f"{format_size(test.size)}; raise --size or lower bs"
+            )
     kept = [t for t in tests if not (read_only and t.writes)]
     if not kept:
         raise UserError(f"suite {suite.name!r} has no read-only tests to run with --read-only")
@@ -88,6 +95,12 @@ def _label(group: Group, values: dict, varying: dict) -> str:
     for key in varying:
         parts.append(str(shown[key]) if key in ("direction", "pattern") else f"{key}={shown[key]}")
     return " ".join(parts)
+
+
+def resolve_engines(plan: Plan, choose: Callable[[str], str]) -> Plan:
+    """Each distinct engine a test asks for ('auto' or a name) is checked once and fixed in the plan."""
+    chosen = {wanted: choose(wanted) for wanted in {t.engine for t in plan.tests}}
+    return replace(plan, tests=tuple(replace(t, engine=chosen[t.engine]) for t in plan.tests))
 
 
 def limit_sizes(plan: Plan, max_size: int | None) -> Plan:

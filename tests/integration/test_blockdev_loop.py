@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,81 +11,9 @@ import pytest
 
 from disklab.errors import SafetyError
 from disklab.targets import blockdev
+from tests.integration.conftest import IMAGE_BYTES, NEEDS_LOOP_DEVICES, require, run, wait_for
 
-IMAGE_BYTES = 64 * 1024 * 1024
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.geteuid() != 0, reason="attaching loop devices needs root"),
-    pytest.mark.skipif(shutil.which("losetup") is None, reason="losetup (util-linux) is not installed"),
-    pytest.mark.skipif(shutil.which("blkid") is None, reason="blkid (util-linux) is not installed"),
-]
-
-
-def run(*command: str) -> str:
-    return subprocess.run(command, check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
-
-
-def require(tool: str) -> None:
-    if shutil.which(tool) is None:
-        pytest.skip(f"{tool} is not installed")
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 3.0) -> bool:
-    """Partition nodes appear asynchronously after a rescan."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def partition_dirs(device: str) -> list[Path]:
-    disk = Path("/sys/class/block") / Path(device).name
-    return [child for child in disk.iterdir() if (child / "partition").is_file()]
-
-
-@pytest.fixture
-def attach_loop(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., str]:
-    """Attach a fresh sparse image as a loop device; always detached afterwards, even on failure."""
-
-    def attach(image_name: str = "disk.img", *, losetup_options: tuple[str, ...] = ()) -> str:
-        image = tmp_path / image_name
-        if not image.exists():
-            with image.open("wb") as handle:
-                handle.truncate(IMAGE_BYTES)
-        attached = subprocess.run(
-            ["losetup", "--find", "--show", *losetup_options, str(image)], capture_output=True, text=True
-        )
-        if attached.returncode != 0:
-            pytest.skip(f"cannot attach a loop device here: {attached.stderr.strip()}")
-        device = attached.stdout.strip()
-        request.addfinalizer(lambda: detach(device))
-        return device
-
-    return attach
-
-
-def detach(device: str) -> None:
-    # Partitions added by partx (BLKPG) outlive `losetup -d` unless they are deleted first.
-    if partition_dirs(device):
-        subprocess.run(["partx", "-d", device], capture_output=True)
-    subprocess.run(["losetup", "-d", device], check=True, capture_output=True)
-
-
-@pytest.fixture
-def mount(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Path]:
-    """Mount a device on a fresh directory; unmounted afterwards, before its loop device is detached."""
-
-    def mount_device(device: str) -> Path:
-        mount_point = tmp_path / f"mnt-{Path(device).name}"
-        mount_point.mkdir()
-        run("mount", device, str(mount_point))
-        request.addfinalizer(lambda: run("umount", str(mount_point)))
-        return mount_point
-
-    return mount_device
+pytestmark = [pytest.mark.integration, *NEEDS_LOOP_DEVICES]
 
 
 def test_blank_loop_device_needs_only_destroy_data(attach_loop: Callable[..., str]) -> None:

@@ -5,7 +5,7 @@ import pytest
 from disklab.errors import FioError
 from disklab.execute import Execution, execute_plan
 from disklab.fio.executor import FioRun
-from disklab.plan import build_plan
+from disklab.plan import build_plan, resolve_engines
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_text
@@ -42,27 +42,27 @@ class Recorder:
 
 
 def test_every_test_is_stored_with_its_job_file_and_raw_output(tmp_path):
-    plan = build_plan(load_suite("quick"))
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     outputs = [fixture_text("randread-4k-q32.json.json"), fixture_text("seqwrite-1m-q8.jsonplus.json")] * 4
     executor, recorder = ReplayExecutor(outputs), Recorder()
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
-        execute_plan(Execution(plan, "/mnt/x/f", "io_uring", run_id), executor, store, recorder)
+        execute_plan(Execution(plan, "/mnt/x/f", run_id), executor, store, recorder)
         record = store.get_run(run_id)
     assert [t.label for t in record.tests] == [t.label for t in plan.tests]
     assert [t.jobfile for t in record.tests] == executor.jobfiles
     assert [t.fio_output for t in record.tests] == outputs
-    assert all("filename=/mnt/x/f" in j for j in executor.jobfiles)
+    assert all("filename=/mnt/x/f" in j and "ioengine=io_uring" in j for j in executor.jobfiles)
     assert [e for e in recorder.events if e[0] != "tick"] == [(k, i) for i in range(8) for k in ("start", "done")]
 
 
 def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):
-    plan = build_plan(load_suite("quick"))
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     executor = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 8, fail_at=3)
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
         with pytest.raises(FioError, match="replayed"):
-            execute_plan(Execution(plan, "/f", "io_uring", run_id), executor, store, Recorder())
+            execute_plan(Execution(plan, "/f", run_id), executor, store, Recorder())
         assert [t.seq for t in store.get_run(run_id).tests] == [0, 1, 2]
 
 
@@ -71,8 +71,8 @@ def test_fio_reporting_an_error_fails_the_test(tmp_path):
 
     data = json.loads(fixture_text("randread-4k-q32.json.json"))
     data["jobs"][0]["error"] = 5
-    plan = build_plan(load_suite("quick"))
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
         with pytest.raises(FioError, match="error 5"):
-            execute_plan(Execution(plan, "/f", "io_uring", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())
+            execute_plan(Execution(plan, "/f", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())

@@ -3,7 +3,7 @@ import io
 import json
 
 from disklab.execute import execute_plan, Execution
-from disklab.plan import build_plan
+from disklab.plan import build_plan, resolve_engines
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
@@ -15,12 +15,12 @@ MIXED = "randrw-70-4k-4jobs.json.json"
 
 
 def stored_record(tmp_path):
-    plan = build_plan(load_suite("quick"))
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     plan = plan.__class__(plan.suite, plan.tests[:2], 0)
     outputs = [fixture_text(MIXED), fixture_text("seqwrite-1m-q8.json.json")]
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        execute_plan(Execution(plan, "/f", "io_uring", run_id), ReplayExecutor(outputs), store, Recorder())
+        execute_plan(Execution(plan, "/f", run_id), ReplayExecutor(outputs), store, Recorder())
         return store.get_run(run_id)
 
 

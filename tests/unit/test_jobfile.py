@@ -8,7 +8,7 @@ from disklab.fio.jobfile import render_jobfile
 from disklab.plan import expand_suite
 from disklab.suite.loader import load_suite
 
-QUICK = expand_suite(load_suite("quick"))
+QUICK = [replace(t, engine="io_uring") for t in expand_suite(load_suite("quick"))]
 
 
 def options(jobfile: str) -> dict[str, str]:
@@ -18,17 +18,18 @@ def options(jobfile: str) -> dict[str, str]:
 
 def test_a_random_read_renders_every_option_disklab_relies_on():
     test = replace(QUICK[4], runtime=1.5, ramp=0.0, size=256 * 2**20)
-    opts = options(render_jobfile(test, "/mnt/data/f", "io_uring", "quick"))
+    opts = options(render_jobfile(test, "/mnt/data/f", "quick"))
     assert opts == {
         "ioengine": "io_uring", "direct": "1", "filename": "/mnt/data/f", "size": "256m", "time_based": "1",
-        "runtime": "1500ms", "ramp_time": "0", "group_reporting": "1", "randrepeat": "0", "rw": "randread",
+        "runtime": "1500ms", "ramp_time": "0", "group_reporting": "1", "thread": "1", "randrepeat": "0", "rw": "randread",
         "bs": "4k", "iodepth": "32", "numjobs": "1",
     }
 
 
 def test_mixed_tests_carry_their_read_share_and_colons_are_escaped():
-    test = replace(QUICK[4], direction="mixed", rwmixread=70)
-    opts = options(render_jobfile(test, "/mnt/a:b/f", "libaio", "s"))
+    test = replace(QUICK[4], direction="mixed", rwmixread=70, engine="libaio")
+    opts = options(render_jobfile(test, "/mnt/a:b/f", "s"))
+    assert opts["ioengine"] == "libaio"
     assert opts["rw"] == "randrw" and opts["rwmixread"] == "70"
     assert opts["filename"] == "/mnt/a\\:b/f"
 
@@ -37,6 +38,6 @@ def test_mixed_tests_carry_their_read_share_and_colons_are_escaped():
 @pytest.mark.parametrize("test", QUICK, ids=lambda t: t.label)
 def test_fio_accepts_every_rendered_job_file(test, tmp_path):
     path = tmp_path / "t.fio"
-    path.write_text(render_jobfile(test, str(tmp_path / "f"), "io_uring", "quick"))
+    path.write_text(render_jobfile(test, str(tmp_path / "f"), "quick"))
     result = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from disklab.errors import UserError
-from disklab.plan import Overrides, build_plan, expand_suite, limit_sizes
+from disklab.plan import Overrides, build_plan, expand_suite, limit_sizes, resolve_engines
 from disklab.suite.loader import builtin_names, load_suite, parse_suite
 
 GRID = """
@@ -120,3 +120,22 @@ def test_arbitrary_text_never_crashes_the_loader(text):
         parse_suite(text, "x", "fuzz.toml")
     except UserError as err:
         assert str(err).startswith("fuzz.toml: ")
+
+
+def test_engines_are_resolved_once_each_and_explicit_ones_kept():
+    suite = parse_suite('name="e"\n[[group]]\nname="g"\nengine=["auto", "psync", "auto"]\n', "x", "e.toml")
+    asked = []
+
+    def choose(wanted):
+        asked.append(wanted)
+        return "io_uring" if wanted == "auto" else wanted
+
+    plan = resolve_engines(build_plan(suite), choose)
+    assert [t.engine for t in plan.tests] == ["io_uring", "psync", "io_uring"]
+    assert sorted(asked) == ["auto", "psync"]
+
+
+def test_a_block_larger_than_the_data_set_is_refused_at_plan_time():
+    suite = parse_suite('name="b"\n[[group]]\nname="g"\nbs="2M"\nsize="1M"\n', "x", "b.toml")
+    with pytest.raises(UserError, match="larger than its data set"):
+        build_plan(suite)

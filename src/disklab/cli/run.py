@@ -13,7 +13,7 @@ from disklab.errors import DisklabError
 from disklab.execute import Execution, execute_plan
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
-from disklab.plan import Overrides, Plan, build_plan, limit_sizes
+from disklab.plan import Overrides, Plan, build_plan, limit_sizes, resolve_engines
 from disklab.report.rows import result_rows
 from disklab.report.table import plan_table, results_table
 from disklab.store.repository import NewRun, Store
@@ -63,19 +63,19 @@ def run(ctx, suite, target, size, runtime, ramp, engine, read_only, destroy_data
         for stale in remove_stale_test_files(resolved.path):
             stderr_console().print(f"removed a test file left by a killed run: {stale}")
     fio = detect_fio()
-    fio_engine = choose_engine(fio, engine or "auto")
+    plan = resolve_engines(plan, lambda wanted: choose_engine(fio, wanted))
     with open_store(ctx) as store:
-        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, fio_engine, ctx.params))
-        status = _execute(store, run_id, plan, resolved, fio.path, fio_engine, keep_file)
+        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, ctx.params))
+        status = _execute(store, run_id, plan, resolved, fio.path, keep_file)
         record = store.get_run(run_id)
     stdout_console().print(results_table(record.info, result_rows(record)))
     stderr_console().print(f"stored as run {run_id} in {store.path} ({status})")
 
 
-def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, engine: str, keep_file: bool) -> str:
+def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, keep_file: bool) -> str:
     """Whatever happens, the run's status is recorded and disklab's test file does not stay behind."""
     layout = plan.data_set_bytes if target.disklab_owns_file else 0
-    execution = Execution(plan=plan, test_path=target.test_path, engine=engine, run_id=run_id)
+    execution = Execution(plan=plan, test_path=target.test_path, run_id=run_id)
     try:
         with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout) as progress:
             execute_plan(execution, SubprocessExecutor(fio_path), store, progress)
@@ -109,13 +109,13 @@ def _interrupt_on_termination():
             signal.signal(sig, handler)
 
 
-def _new_run(plan: Plan, target: Target, fio_version: str, engine: str, params: dict) -> NewRun:
+def _new_run(plan: Plan, target: Target, fio_version: str, params: dict) -> NewRun:
     host = host_identity()
     options = {k: v for k, v in params.items() if v not in (None, False) and k not in ("suite", "target")}
     return NewRun(
         suite_name=plan.suite.name, suite_source=plan.suite.source, suite_text=plan.suite.text, target=target.path,
         target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
-        fio_version=fio_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
+        fio_version=fio_version, fio_engine=", ".join(sorted({t.engine for t in plan.tests})), hostname=host.hostname, kernel=host.kernel,
         planned_tests=len(plan.tests),
     )
 

@@ -69,7 +69,8 @@ def stop_process(process: subprocess.Popen) -> None:
     try:
         process.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
-        process.kill()
+        # fio leads its own process group (own session): take down anything it forked too.
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
 

@@ -11,13 +11,13 @@ def job_section_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "test"
 
 
-def render_jobfile(test: TestSpec, filename: str, engine: str, suite_name: str) -> str:
+def render_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:
     """fio's options are written out in full, including the ones disklab relies on."""
     lines = [
         f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}",
         "; reproduce with: fio --output-format=json+ THIS_FILE",
         "[global]",
-        f"ioengine={engine}",
+        f"ioengine={test.engine}",
         f"direct={int(test.direct)}",
         f"filename={_escape_filename(filename)}",
         f"size={fio_size(test.size)}",
@@ -25,6 +25,8 @@ def render_jobfile(test: TestSpec, filename: str, engine: str, suite_name: str) 
         f"runtime={_seconds(test.runtime)}",
         f"ramp_time={_seconds(test.ramp)}",
         "group_reporting=1",
+        # Jobs as threads of one fio process: killing it (or disklab dying) stops every job.
+        "thread=1",
         # Different random offsets for every job and every run, so jobs don't hit each other's cached blocks.
         "randrepeat=0",
         "",

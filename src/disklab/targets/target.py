@@ -29,6 +29,8 @@ class Target:
 def resolve_target(path: str) -> Target:
     resolved = Path(path).expanduser().absolute()
     if not resolved.exists():
+        if path.endswith("/"):
+            raise UserError(f"target directory {path} does not exist; create it first")
         if resolved.parent.is_dir():
             return Target("file", str(resolved), str(resolved), True, None, None)
         raise UserError(f"target {path} does not exist")

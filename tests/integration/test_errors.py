@@ -1,0 +1,202 @@
+"""Bad input to the real `disklab` command: a non-zero exit code and one `disklab: error:` line, never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import NEEDS_FIO, Disklab, error_lines
+
+pytestmark = pytest.mark.integration
+
+SMALL_RUN = ("--runtime", "1", "--size", "16M")
+
+
+def assert_one_error(result: subprocess.CompletedProcess[str], exit_code: int, *fragments: str) -> str:
+    """Refused before anything ran: the error is the whole of stderr."""
+    assert result.returncode == exit_code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and error_lines(result.stderr) == lines, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def test_fio_missing(disklab: Disklab, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "disklab", "run", "quick", "--target", str(target), *SMALL_RUN],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, env={**disklab.env, "PATH": str(empty)}, timeout=120,
+    )
+
+    assert_one_error(result, 4, "fio not found", "install")
+    assert disklab.runs() == []
+    assert list(target.iterdir()) == []
+
+
+def test_unknown_suite(disklab: Disklab, tmp_path: Path) -> None:
+    result = disklab("run", "no-such-suite", "--target", str(tmp_path), *SMALL_RUN)
+
+    assert_one_error(result, 2, "unknown suite 'no-such-suite'", "quick")
+
+
+@pytest.mark.parametrize(
+    ("group_line", "field"),
+    [
+        ('bs = "huge"', "bs"),
+        ("iodepth = 0", "iodepth"),
+        ("blocksize = 4096", "blocksize"),
+        ('direction = ["read", "sideways"]', "direction"),
+    ],
+)
+def test_malformed_suite_file_names_the_file_and_the_field(
+    disklab: Disklab, tmp_path: Path, group_line: str, field: str
+) -> None:
+    suite = tmp_path / "broken.toml"
+    suite.write_text(f'name = "broken"\n\n[[group]]\nname = "g"\n{group_line}\n')
+
+    line = assert_one_error(disklab("run", str(suite), "--target", str(tmp_path), *SMALL_RUN), 2, str(suite))
+    assert f"{field}:" in line or f"'{field}'" in line, line
+    assert disklab.runs() == []
+
+
+def test_target_in_a_directory_that_does_not_exist(disklab: Disklab, tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "dir"
+
+    assert_one_error(disklab("run", "quick", "--target", str(missing), *SMALL_RUN), 2, str(missing), "does not exist")
+    assert not missing.parent.exists()
+
+
+def test_missing_directory_written_as_a_directory_is_not_made_a_file(disklab: Disklab, tmp_path: Path) -> None:
+    missing = f"{tmp_path / 'missing'}/"
+
+    assert_one_error(disklab("run", "quick", "--target", missing, "--dry-run", *SMALL_RUN), 2, "does not exist")
+
+
+def test_not_enough_space(disklab: Disklab, tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+
+    result = disklab("run", "quick", "--target", str(target), "--size", "100T")
+
+    assert_one_error(result, 2, "not enough space", "--size")
+    assert list(target.iterdir()) == []
+    assert disklab.runs() == []
+
+
+def test_corrupt_store(disklab: Disklab) -> None:
+    disklab.home.mkdir()
+    garbage = b"this is not an SQLite database\n" * 512
+    disklab.store_path.write_bytes(garbage)
+
+    assert_one_error(disklab("runs"), 5, "corrupt", str(disklab.store_path))
+    assert disklab.store_path.read_bytes() == garbage, "disklab must not overwrite a store it cannot read"
+
+
+def test_show_a_run_that_does_not_exist(disklab: Disklab) -> None:
+    assert_one_error(disklab("show", "999"), 2, "no run 999")
+
+
+def test_existing_file_is_not_overwritten_without_destroy_data(disklab: Disklab, tmp_path: Path) -> None:
+    existing = tmp_path / "precious.bin"
+    content = os.urandom(1024 * 1024)
+    existing.write_bytes(content)
+
+    assert_one_error(disklab("run", "quick", "--target", str(existing), *SMALL_RUN), 3, str(existing), "--destroy-data")
+    assert existing.read_bytes() == content
+    assert disklab.runs() == []
+
+
+def rejects_unaligned_direct_io(folder: Path) -> bool:
+    """Whether this file system refuses O_DIRECT reads whose length is not a multiple of the sector size."""
+    probe = folder / "direct-io-probe"
+    probe.write_bytes(b"\0" * 65536)
+    try:
+        fd = os.open(probe, os.O_RDONLY | os.O_DIRECT)
+    except OSError:
+        pytest.skip(f"{folder} does not support O_DIRECT at all")
+    buffer = mmap.mmap(-1, 4096)  # page-aligned, so only the length is unaligned
+    try:
+        os.preadv(fd, [memoryview(buffer)[:1000]], 0)
+        return False
+    except OSError as error:
+        return error.errno == errno.EINVAL
+    finally:
+        os.close(fd)
+        buffer.close()
+        probe.unlink()
+
+
+FAILING_SUITE = """
+name = "second-test-fails"
+
+[defaults]
+size = "16MiB"
+runtime = "1s"
+ramp = "0s"
+direct = true
+
+[[group]]
+name = "works"
+pattern = "random"
+direction = "read"
+bs = "4k"
+
+[[group]]
+name = "fails"
+pattern = "sequential"
+direction = "read"
+{failing}
+"""
+
+
+@NEEDS_FIO
+def test_fio_failing_during_a_run(disklab: Disklab, tmp_path: Path) -> None:
+    """A direct-I/O length the kernel refuses on every I/O: fio starts, then fails."""
+    target = tmp_path / "target"
+    target.mkdir()
+    if not rejects_unaligned_direct_io(target):
+        pytest.skip(f"the file system of {target} accepts unaligned direct I/O")
+    suite = tmp_path / "failing.toml"
+    suite.write_text(FAILING_SUITE.format(failing='bs = "1000"'))
+    fio_says = "Invalid argument"
+
+    result = disklab("run", str(suite), "--target", str(target))
+
+    assert result.returncode == 4, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = error_lines(result.stderr)
+    assert len(errors) == 1 and result.stderr.splitlines()[-1] == errors[0], result.stderr
+    assert "fio failed" in errors[0] and fio_says in errors[0]
+    (run,) = disklab.runs()
+    assert run["status"] == "failed"
+    assert run["error"] == errors[0].removeprefix("disklab: error: ")
+    (stored,) = disklab.tests(run["id"])  # the test before the failing one is kept
+    assert stored["label"] == "works"
+    assert [m["direction"] for m in disklab.metrics(stored["id"])] == ["read"]
+    assert list(target.glob("disklab-*.testfile")) == []
+
+
+def test_a_block_larger_than_the_data_set_is_refused_before_anything_runs(disklab: Disklab, tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    suite = tmp_path / "too-big.toml"
+    suite.write_text(FAILING_SUITE.format(failing='bs = "32MiB"'))
+
+    result = disklab("run", str(suite), "--target", str(target))
+
+    assert result.returncode == 2, result.stderr
+    (error,) = error_lines(result.stderr)
+    assert "'fails'" in error and "32MiB" in error and "--size" in error
+    assert disklab.runs() == []
+    assert list(target.iterdir()) == []
