@@ -1,6 +1,7 @@
 """Run a plan's tests one by one through fio and commit each result to the store as soon as it exists."""
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from disklab.errors import FioError
@@ -23,13 +24,16 @@ class ProgressListener(Protocol):
 class Execution:
     plan: Plan
     test_path: str
+    file_set_dir: str
     run_id: int
 
 
 def execute_plan(execution: Execution, executor: Executor, store: Store, progress: ProgressListener) -> None:
     """Raises on the first failing test; the tests finished before it are already stored."""
     for seq, test in enumerate(execution.plan.tests):
-        jobfile = render_jobfile(test, execution.test_path, execution.plan.suite.name)
+        jobfile = render_jobfile(test, execution.test_path, execution.file_set_dir, execution.plan.suite.name)
+        if test.file_set:
+            Path(execution.file_set_dir).mkdir(exist_ok=True)
         progress.test_started(seq, test)
         started_at = now_iso()
         fio_run = executor.run(jobfile, on_tick=progress.tick)

@@ -1,4 +1,4 @@
-"""Suite -> ordered list of fully resolved tests, with the options of this run and a duration estimate."""
+"""Suite -> ordered list of fully resolved tests, fitted to the target, with notes and a duration estimate."""
 
 import itertools
 from dataclasses import dataclass, replace
@@ -7,12 +7,14 @@ from typing import Callable
 from disklab.errors import UserError
 from disklab.suite.model import Group, Suite, TestSpec
 from disklab.suite.params import PARAMS
-from disklab.units import format_size
+from disklab.units import format_size, parse_size
 
 # Time fio needs around each test (start-up, file open, result output), for the ETA.
 PER_TEST_OVERHEAD_S = 0.5
-# Assumed write speed for laying out a fresh test file, for the ETA only.
-LAYOUT_BYTES_PER_S = 500e6
+# Assumed speed for laying out files and for tests that run once over their data, for the ETA only.
+ASSUMED_BYTES_PER_S = 500e6
+# Regions and job slices start on this boundary (direct I/O needs aligned offsets).
+ALIGNMENT = 1024**2
 
 
 @dataclass(frozen=True)
@@ -21,51 +23,73 @@ class Overrides:
 
     runtime: float | None = None
     ramp: float | None = None
+    pause: float | None = None
     size: int | None = None
     engine: str | None = None
+    scale: float | None = None  # shrinks file sets (and the data set) by this factor
 
-    def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+    def replacements(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None and k != "scale"}
 
 
 @dataclass(frozen=True)
 class Plan:
     suite: Suite
     tests: tuple[TestSpec, ...]
-    skipped_writes: int  # tests left out by --read-only
+    skipped: tuple[tuple[str, str], ...] = ()  # (test label, why it cannot run on this target)
+    notes: tuple[str, ...] = ()  # how the plan was adapted to this target
+    left_out_writes: int = 0  # writing tests left out by --read-only
 
     @property
     def writes(self) -> bool:
         return any(t.writes for t in self.tests)
 
-    @property
-    def data_set_bytes(self) -> int:
-        return max(t.size for t in self.tests)
+    def single_file_bytes(self) -> int:
+        """How large the one test file grows (fio extends it to the furthest region)."""
+        return max((t.offset + t.size for t in self.tests if not t.file_set and t.size), default=0)
+
+    def file_set_bytes(self) -> int:
+        """File sets are kept until the run ends; tests of the same set share its files."""
+        sets = {file_set_name(t): t.nrfiles * t.filesize for t in self.tests if t.file_set}
+        return sum(sets.values())
 
     def estimated_seconds(self, layout_bytes: int = 0) -> float:
-        return sum(estimate_test_seconds(t) for t in self.tests) + layout_bytes / LAYOUT_BYTES_PER_S
+        return sum(estimate_test_seconds(t) for t in self.tests) + layout_bytes / ASSUMED_BYTES_PER_S
 
 
 def estimate_test_seconds(test: TestSpec) -> float:
-    return test.runtime + test.ramp + PER_TEST_OVERHEAD_S
+    if test.time_based:
+        measured = test.runtime
+    else:
+        data = (test.nrfiles * test.filesize if test.file_set else test.size or 0) or 0
+        seconds_at_rate = data / test.frame_bytes / test.fps if test.frame_size else data / ASSUMED_BYTES_PER_S
+        measured = min(test.runtime, seconds_at_rate) if test.runtime else seconds_at_rate
+    return test.pause + test.ramp + measured + PER_TEST_OVERHEAD_S
+
+
+def file_set_name(test: TestSpec) -> str:
+    """Tests that write and then read a set of files must name the same files."""
+    slug = "".join(c if c.isalnum() else "-" for c in test.group).strip("-").lower()
+    return f"{slug}-{test.nrfiles}x{test.filesize}"
 
 
 def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool = False) -> Plan:
-    tests = [replace(t, **overrides.as_dict()) for t in expand_suite(suite)]
+    tests = [_scaled(replace(t, **overrides.replacements()), overrides.scale) for t in expand_suite(suite)]
+    tests = [_as_file_set(t) for t in tests]
     for test in tests:
-        if test.bs > test.size:
+        if test.size is not None and test.bs > test.size and not test.file_set:
             raise UserError(
-                f"test {test.label!r}: block size {format_size(test.bs)} is larger than its data set "
+                f"{suite.where}: test {test.label!r}: block size {format_size(test.bs)} is larger than its data set "
                 f"{format_size(test.size)}; raise --size or lower bs"
             )
     kept = [t for t in tests if not (read_only and t.writes)]
     if not kept:
-        raise UserError(f"suite {suite.name!r} has no read-only tests to run with --read-only")
-    return Plan(suite=suite, tests=tuple(kept), skipped_writes=len(tests) - len(kept))
+        raise UserError(f"{suite.where}: no test is read-only, so --read-only leaves nothing to run")
+    return Plan(suite=suite, tests=tuple(kept), left_out_writes=len(tests) - len(kept))
 
 
 def expand_suite(suite: Suite) -> list[TestSpec]:
-    """Every group's lists become a grid, in file order: the first list varies slowest."""
+    """Every group's lists become a grid, in file order: the first list varies slowest; repeats run in a row."""
     base = {name: param.default for name, param in PARAMS.items()}
     base.update(suite.defaults)
     tests = []
@@ -83,18 +107,104 @@ def _expand_group(group: Group, base: dict) -> list[TestSpec]:
     for combination in itertools.product(*(values for _, values in axes)):
         values = {**base, **fixed, **dict(zip((k for k, _ in axes), combination))}
         varying = {k: values[k] for k, _ in axes}
-        tests.append(TestSpec(label=_label(group, values, varying), **values))
+        for n in range(1, group.repeat + 1):
+            label = _label(group, values, varying, n)
+            tests.append(TestSpec(label=label, group=group.name, metric=group.metric, **values))
     return tests
 
 
-def _label(group: Group, values: dict, varying: dict) -> str:
-    shown = {k: format_size(v) if k in ("bs", "size") else v for k, v in values.items()}
+def _label(group: Group, values: dict, varying: dict, n: int) -> str:
+    shown = {k: format_size(v) if k in ("bs", "size", "filesize") and v else v for k, v in values.items()}
     if group.label:
-        return group.label.format(**shown)
+        return group.label.format(**shown, **{"pass": n})
     parts = [group.name]
     for key in varying:
         parts.append(str(shown[key]) if key in ("direction", "pattern") else f"{key}={shown[key]}")
+    if group.repeat > 1:
+        parts.append(f"pass {n}")
     return " ".join(parts)
+
+
+def _scaled(test: TestSpec, scale: float | None) -> TestSpec:
+    if not scale:
+        return test
+    if test.nrfiles > 1 or test.filesize:
+        total = max(int(test.nrfiles * (test.filesize or test.size or 0) * scale), 1)
+        return _fit_file_set(test, total)
+    return replace(test, size=max(int((test.size or 0) * scale), test.bs) if test.size else None)
+
+
+def _as_file_set(test: TestSpec) -> TestSpec:
+    """Frame tests are file sets of frame-sized files; a --size on a file set sets the set's total size."""
+    if test.frame_size:
+        frame = test.frame_bytes
+        frames = max((test.size or frame) // frame, 1)
+        return replace(test, bs=frame, filesize=frame, nrfiles=frames, size=frames * frame, rate_iops=test.fps,
+                       time_based=False)
+    if test.filesize:
+        return replace(test, size=test.nrfiles * test.filesize)
+    return test
+
+
+def _fit_file_set(test: TestSpec, total: int) -> TestSpec:
+    filesize = min(test.filesize or total, total)
+    return replace(test, filesize=filesize, nrfiles=max(total // filesize, 1))
+
+
+def fit_to_target(plan: Plan, capacity: int | None, logical_block_size: int, is_directory: bool) -> Plan:
+    """Resolve regions against the real extent, skip what the device cannot do, and say what changed."""
+    tests, skipped, notes = [], list(plan.skipped), list(plan.notes)
+    for test in plan.tests:
+        if test.file_set:
+            if not is_directory:
+                raise UserError(f"test {test.label!r} works on a set of files; give a directory as --target")
+            tests.append(test)
+            continue
+        unaligned = [bs for bs in test.block_sizes if bs % logical_block_size]
+        if test.direct and unaligned:
+            skipped.append((test.label, f"block size {format_size(unaligned[0])} is not a whole number of the "
+                                        f"target's {logical_block_size}-byte logical blocks, which direct I/O needs"))
+            continue
+        extent = _extent(test, capacity)
+        offset, length, note = _region(test.region, extent, test.bs)
+        if note:
+            notes.append(f"{test.label}: {note}")
+        tests.append(replace(test, offset=offset, size=length))
+    if not tests:
+        raise UserError(f"no test of suite {plan.suite.name!r} can run on this target: {skipped[0][1]}")
+    return replace(plan, tests=tuple(tests), skipped=tuple(skipped), notes=tuple(dict.fromkeys(notes)))
+
+
+def _extent(test: TestSpec, capacity: int | None) -> int:
+    if test.size is None:
+        if capacity is None:
+            raise UserError(f"test {test.label!r} covers the whole device; for a test file give --size (e.g. --size 32G)")
+        return capacity
+    return min(test.size, capacity) if capacity is not None else test.size
+
+
+def _region(region: str, extent: int, bs: int) -> tuple[int, int, str | None]:
+    """(offset, length, note) of a region such as 'first:10%' or 'last:5GB' within `extent` bytes."""
+    align = max(bs, ALIGNMENT) if extent >= 4 * max(bs, ALIGNMENT) else bs
+    if region == "whole":
+        return 0, _down(extent, bs), None
+    where, _, amount = region.partition(":")
+    note = None
+    if amount.endswith("%"):
+        length = extent * int(amount[:-1]) // 100
+    else:
+        length = parse_size(amount)
+        if 2 * length > extent:
+            note = (f"region {region} scaled down to {where}:{format_size(_down(extent // 2, align))} "
+                    f"because the target holds only {format_size(extent)}")
+            length = extent // 2
+    length = max(_down(length, align), bs)
+    offset = 0 if where == "first" else _down(extent - length, align)
+    return offset, length, note
+
+
+def _down(n: int, multiple: int) -> int:
+    return n // multiple * multiple
 
 
 def resolve_engines(plan: Plan, choose: Callable[[str], str]) -> Plan:
@@ -103,8 +213,10 @@ def resolve_engines(plan: Plan, choose: Callable[[str], str]) -> Plan:
     return replace(plan, tests=tuple(replace(t, engine=chosen[t.engine]) for t in plan.tests))
 
 
-def limit_sizes(plan: Plan, max_size: int | None) -> Plan:
-    """A device or an existing file is tested over at most its own size."""
-    if max_size is None:
-        return plan
-    return replace(plan, tests=tuple(replace(t, size=min(t.size, max_size)) for t in plan.tests))
+def sequential_job_slice(test: TestSpec) -> int | None:
+    """Parallel sequential jobs each stream through their own slice of the region, not all over the same blocks."""
+    if test.pattern != "sequential" or test.jobs == 1 or test.file_set:
+        return None
+    return max(_down(test.size // test.jobs, test.bs), test.bs)
+
+

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import mmap
 import os
 import subprocess
 import sys
@@ -11,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import NEEDS_FIO, Disklab, error_lines
+from tests.integration.conftest import NEEDS_FIO, Disklab, error_lines, require
 
 pytestmark = pytest.mark.integration
 
@@ -117,26 +115,6 @@ def test_existing_file_is_not_overwritten_without_destroy_data(disklab: Disklab,
     assert disklab.runs() == []
 
 
-def rejects_unaligned_direct_io(folder: Path) -> bool:
-    """Whether this file system refuses O_DIRECT reads whose length is not a multiple of the sector size."""
-    probe = folder / "direct-io-probe"
-    probe.write_bytes(b"\0" * 65536)
-    try:
-        fd = os.open(probe, os.O_RDONLY | os.O_DIRECT)
-    except OSError:
-        pytest.skip(f"{folder} does not support O_DIRECT at all")
-    buffer = mmap.mmap(-1, 4096)  # page-aligned, so only the length is unaligned
-    try:
-        os.preadv(fd, [memoryview(buffer)[:1000]], 0)
-        return False
-    except OSError as error:
-        return error.errno == errno.EINVAL
-    finally:
-        os.close(fd)
-        buffer.close()
-        probe.unlink()
-
-
 FAILING_SUITE = """
 name = "second-test-fails"
 
@@ -155,36 +133,42 @@ bs = "4k"
 [[group]]
 name = "fails"
 pattern = "sequential"
-direction = "read"
 {failing}
 """
 
 
-@NEEDS_FIO
-def test_fio_failing_during_a_run(disklab: Disklab, tmp_path: Path) -> None:
-    """A direct-I/O length the kernel refuses on every I/O: fio starts, then fails."""
-    target = tmp_path / "target"
-    target.mkdir()
-    if not rejects_unaligned_direct_io(target):
-        pytest.skip(f"the file system of {target} accepts unaligned direct I/O")
-    suite = tmp_path / "failing.toml"
-    suite.write_text(FAILING_SUITE.format(failing='bs = "1000"'))
-    fio_says = "Invalid argument"
+@pytest.fixture
+def immutable_file(tmp_path: Path):
+    """A 16 MiB file the kernel refuses to open for writing, even for root (chattr +i)."""
+    require("chattr")
+    path = tmp_path / "locked.bin"
+    path.write_bytes(os.urandom(16 * 1024**2))
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip(f"the file system of {path} has no immutable attribute")
+    yield path
+    subprocess.run(["chattr", "-i", str(path)], check=True)
 
-    result = disklab("run", str(suite), "--target", str(target))
+
+@NEEDS_FIO
+def test_fio_failing_during_a_run(disklab: Disklab, tmp_path: Path, immutable_file: Path) -> None:
+    """The first test reads the file; the second writes it, and fio fails opening it (EPERM)."""
+    suite = tmp_path / "failing.toml"
+    suite.write_text(FAILING_SUITE.format(failing='direction = "write"\nbs = "4k"'))
+
+    result = disklab("run", str(suite), "--target", str(immutable_file), "--destroy-data")
 
     assert result.returncode == 4, result.stderr
     assert "Traceback" not in result.stderr
     errors = error_lines(result.stderr)
     assert len(errors) == 1 and result.stderr.splitlines()[-1] == errors[0], result.stderr
-    assert "fio failed" in errors[0] and fio_says in errors[0]
+    assert "fio failed" in errors[0] and "Operation not permitted" in errors[0]
     (run,) = disklab.runs()
     assert run["status"] == "failed"
     assert run["error"] == errors[0].removeprefix("disklab: error: ")
     (stored,) = disklab.tests(run["id"])  # the test before the failing one is kept
     assert stored["label"] == "works"
     assert [m["direction"] for m in disklab.metrics(stored["id"])] == ["read"]
-    assert list(target.glob("disklab-*.testfile")) == []
+    assert immutable_file.stat().st_size == 16 * 1024**2
 
 
 def test_a_block_larger_than_the_data_set_is_refused_before_anything_runs(disklab: Disklab, tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def test_every_test_is_stored_with_its_job_file_and_raw_output(tmp_path):
     executor, recorder = ReplayExecutor(outputs), Recorder()
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
-        execute_plan(Execution(plan, "/mnt/x/f", run_id), executor, store, recorder)
+        execute_plan(Execution(plan, "/mnt/x/f", "/files", run_id), executor, store, recorder)
         record = store.get_run(run_id)
     assert [t.label for t in record.tests] == [t.label for t in plan.tests]
     assert [t.jobfile for t in record.tests] == executor.jobfiles
@@ -62,7 +62,7 @@ def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
         with pytest.raises(FioError, match="replayed"):
-            execute_plan(Execution(plan, "/f", run_id), executor, store, Recorder())
+            execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
         assert [t.seq for t in store.get_run(run_id).tests] == [0, 1, 2]
 
 
@@ -75,4 +75,4 @@ def test_fio_reporting_an_error_fails_the_test(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
         with pytest.raises(FioError, match="error 5"):
-            execute_plan(Execution(plan, "/f", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())
+            execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())

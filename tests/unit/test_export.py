@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+from dataclasses import replace
 
 from disklab.execute import execute_plan, Execution
 from disklab.plan import build_plan, resolve_engines
@@ -16,11 +17,11 @@ MIXED = "randrw-70-4k-4jobs.json.json"
 
 def stored_record(tmp_path):
     plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
-    plan = plan.__class__(plan.suite, plan.tests[:2], 0)
+    plan = replace(plan, tests=plan.tests[:2])
     outputs = [fixture_text(MIXED), fixture_text("seqwrite-1m-q8.json.json")]
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        execute_plan(Execution(plan, "/f", run_id), ReplayExecutor(outputs), store, Recorder())
+        execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor(outputs), store, Recorder())
         return store.get_run(run_id)
 
 

@@ -18,7 +18,7 @@ def options(jobfile: str) -> dict[str, str]:
 
 def test_a_random_read_renders_every_option_disklab_relies_on():
     test = replace(QUICK[4], runtime=1.5, ramp=0.0, size=256 * 2**20)
-    opts = options(render_jobfile(test, "/mnt/data/f", "quick"))
+    opts = options(render_jobfile(test, "/mnt/data/f", "/files", "quick"))
     assert opts == {
         "ioengine": "io_uring", "direct": "1", "filename": "/mnt/data/f", "size": "256m", "time_based": "1",
         "runtime": "1500ms", "ramp_time": "0", "group_reporting": "1", "thread": "1", "randrepeat": "0", "rw": "randread",
@@ -28,7 +28,7 @@ def test_a_random_read_renders_every_option_disklab_relies_on():
 
 def test_mixed_tests_carry_their_read_share_and_colons_are_escaped():
     test = replace(QUICK[4], direction="mixed", rwmixread=70, engine="libaio")
-    opts = options(render_jobfile(test, "/mnt/a:b/f", "s"))
+    opts = options(render_jobfile(test, "/mnt/a:b/f", "/files", "s"))
     assert opts["ioengine"] == "libaio"
     assert opts["rw"] == "randrw" and opts["rwmixread"] == "70"
     assert opts["filename"] == "/mnt/a\\:b/f"
@@ -38,6 +38,6 @@ def test_mixed_tests_carry_their_read_share_and_colons_are_escaped():
 @pytest.mark.parametrize("test", QUICK, ids=lambda t: t.label)
 def test_fio_accepts_every_rendered_job_file(test, tmp_path):
     path = tmp_path / "t.fio"
-    path.write_text(render_jobfile(test, str(tmp_path / "f"), "quick"))
+    path.write_text(render_jobfile(test, str(tmp_path / "f"), "/files", "quick"))
     result = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from disklab.errors import UserError
-from disklab.plan import Overrides, build_plan, expand_suite, limit_sizes, resolve_engines
+from disklab.plan import Overrides, build_plan, expand_suite, fit_to_target, resolve_engines
 from disklab.suite.loader import builtin_names, load_suite, parse_suite
 
 GRID = """
@@ -56,9 +56,9 @@ def test_rwmixread_makes_a_mixed_test_that_counts_as_writing():
 
 def test_overrides_win_and_read_only_drops_writers():
     plan = build_plan(load_suite("quick"), Overrides(runtime=1.0, size=256 * 2**20), read_only=True)
-    assert len(plan.tests) == 4 and plan.skipped_writes == 4 and not plan.writes
+    assert len(plan.tests) == 4 and plan.left_out_writes == 4 and not plan.writes
     assert all(t.runtime == 1 and t.size == 256 * 2**20 for t in plan.tests)
-    assert all(t.size == 2**20 for t in limit_sizes(plan, 2**20).tests)
+    assert all(t.size == 2**20 for t in fit_to_target(plan, 2**20, 512, is_directory=False).tests)
 
 
 @pytest.mark.parametrize(

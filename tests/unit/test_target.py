@@ -59,9 +59,24 @@ def test_stale_files_of_dead_processes_are_removed_others_kept(tmp_path):
     assert not stale.exists() and live.exists() and foreign.exists() and kept.exists()
 
 
-def test_a_kept_file_is_renamed_out_of_stale_clean_up(tmp_path):
+def test_kept_files_are_renamed_out_of_stale_clean_up(tmp_path):
     target = resolve_target(str(tmp_path))
     open(target.test_path, "wb").close()
+    os.mkdir(target.file_set_dir)
     kept = keep_test_file(target, 12)
-    assert kept.endswith("disklab-run12.testfile") and os.path.exists(kept)
+    assert kept == [str(tmp_path / "disklab-run12.testfile"), str(tmp_path / "disklab-run12.files")]
+    assert all(os.path.exists(k) for k in kept)
     assert remove_stale_test_files(str(tmp_path)) == []
+
+
+def test_file_sets_are_removed_with_the_test_file_and_as_stale_leftovers(tmp_path):
+    target = resolve_target(str(tmp_path))
+    os.mkdir(target.file_set_dir)
+    (tmp_path / os.path.basename(target.file_set_dir) / "set.0.0").write_bytes(b"x")
+    remove_test_file(target)
+    assert list(tmp_path.iterdir()) == []
+    stale = tmp_path / f"disklab-{socket.gethostname()}-2147483646.files"
+    stale.mkdir()
+    (stale / "f").write_bytes(b"x")
+    assert remove_stale_test_files(str(tmp_path)) == [str(stale)]
+    assert not stale.exists()

@@ -13,11 +13,12 @@ from disklab.errors import DisklabError
 from disklab.execute import Execution, execute_plan
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
-from disklab.plan import Overrides, Plan, build_plan, limit_sizes, resolve_engines
+from disklab.plan import Overrides, Plan, build_plan, fit_to_target, resolve_engines
 from disklab.report.rows import result_rows
 from disklab.report.table import plan_table, results_table
 from disklab.store.repository import NewRun, Store
 from disklab.suite.loader import load_suite
+from disklab.suite.model import Suite
 from disklab.suite.params import PARAMS
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
@@ -37,31 +38,43 @@ def _converter(parse):
     return convert
 
 
+def _scale(value: str) -> float:
+    scale = float(value)
+    if not 0 < scale <= 1:
+        raise ValueError(f"{value} is not a factor above 0 and at most 1")
+    return scale
+
+
 @click.command()
 @click.argument("suite")
 @click.option("--target", "-t", required=True, help="Directory (a test file is made there), file, or block device.")
 @click.option("--size", callback=_converter(parse_size), help=f"Override the {PARAMS['size'].help}.")
 @click.option("--runtime", callback=_converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}.")
 @click.option("--ramp", callback=_converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}.")
+@click.option("--pause", callback=_converter(parse_duration), help=f"Override the {PARAMS['pause'].help}.")
+@click.option("--scale", callback=_converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01.")
 @click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio).")
 @click.option("--read-only", is_flag=True, help="Run only the tests that do not write.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
-@click.option("--keep-file", is_flag=True, help="Keep the test file made in a target directory.")
+@click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, size, runtime, ramp, engine, read_only, destroy_data, force, keep_file, dry_run):
+def run(ctx, suite, target, size, runtime, ramp, pause, scale, engine, read_only, destroy_data, force, keep_file,
+        dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
-    plan = build_plan(load_suite(suite), Overrides(runtime=runtime, ramp=ramp, size=size, engine=engine), read_only)
+    overrides = Overrides(runtime=runtime, ramp=ramp, pause=pause, size=size, engine=engine, scale=scale)
     resolved = resolve_target(target)
-    plan = limit_sizes(plan, None if resolved.disklab_owns_file else resolved.capacity_bytes)
+    plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
     if dry_run:
         _print_plan(plan, resolved)
         return
-    check_target(resolved, plan.data_set_bytes, plan.writes, destroy_data, force)
+    for line in plan_remarks(plan):
+        stderr_console().print(line)
+    check_target(resolved, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force)
     if resolved.kind == "directory":
         for stale in remove_stale_test_files(resolved.path):
-            stderr_console().print(f"removed a test file left by a killed run: {stale}")
+            stderr_console().print(f"removed files left by a killed run: {stale}")
     fio = detect_fio()
     plan = resolve_engines(plan, lambda wanted: choose_engine(fio, wanted))
     with open_store(ctx) as store:
@@ -72,10 +85,24 @@ def run(ctx, suite, target, size, runtime, ramp, engine, read_only, destroy_data
     stderr_console().print(f"stored as run {run_id} in {store.path} ({status})")
 
 
+def plan_for_target(suite: Suite, overrides: Overrides, read_only: bool, target: Target) -> Plan:
+    plan = build_plan(suite, overrides, read_only)
+    capacity = None if target.disklab_owns_file else target.capacity_bytes
+    return fit_to_target(plan, capacity, target.logical_block_size, is_directory=target.kind == "directory")
+
+
+def plan_remarks(plan: Plan) -> list[str]:
+    lines = [f"note: {note}" for note in plan.notes]
+    lines += [f"skipped: {label}: {reason}" for label, reason in plan.skipped]
+    if plan.left_out_writes:
+        lines.append(f"{plan.left_out_writes} writing tests left out by --read-only")
+    return lines
+
+
 def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, keep_file: bool) -> str:
-    """Whatever happens, the run's status is recorded and disklab's test file does not stay behind."""
-    layout = plan.data_set_bytes if target.disklab_owns_file else 0
-    execution = Execution(plan=plan, test_path=target.test_path, run_id=run_id)
+    """Whatever happens, the run's status is recorded and disklab's test files do not stay behind."""
+    layout = plan.single_file_bytes() if target.disklab_owns_file else 0
+    execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
         with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout) as progress:
             execute_plan(execution, SubprocessExecutor(fio_path), store, progress)
@@ -87,7 +114,8 @@ def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: st
         raise
     finally:
         if keep_file and target.disklab_owns_file:
-            stderr_console().print(f"test file kept: {keep_test_file(target, run_id)}")
+            for kept in keep_test_file(target, run_id):
+                stderr_console().print(f"test file kept: {kept}")
         else:
             remove_test_file(target)
     store.finish_run(run_id, "complete")
@@ -121,9 +149,9 @@ def _new_run(plan: Plan, target: Target, fio_version: str, params: dict) -> NewR
 
 
 def _print_plan(plan: Plan, target: Target) -> None:
-    layout = plan.data_set_bytes if target.disklab_owns_file else 0
+    layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     title = f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind})"
     stdout_console().print(plan_table(plan, title))
-    if plan.skipped_writes:
-        stdout_console().print(f"{plan.skipped_writes} writing tests left out by --read-only")
+    for line in plan_remarks(plan):
+        stdout_console().print(line)
     stdout_console().print(f"estimated duration: {format_duration(plan.estimated_seconds(layout))}")

@@ -2,6 +2,7 @@
 
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -74,11 +75,20 @@ def stop_process(process: subprocess.Popen) -> None:
         process.wait()
 
 
+# fio's job error line: "fio: pid=1, err=1/file:filesetup.c:805, func=open(/x), error=Operation not p" (fio cuts it).
+_JOB_ERROR = re.compile(r"err=(?P<errno>\d+)/file:\S+, func=(?P<func>[^(,]+)(?:\((?P<arg>.*)\))?, error=")
+
+
 def summarise_stderr(text: str) -> str:
-    """fio's most telling line: the first that says error, else the last non-empty one."""
+    """fio's most telling line: a job error spelled out from its errno, else the first error line, else the last."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return "no message"
+    for line in lines:
+        match = _JOB_ERROR.search(line)
+        if match:
+            what = f"{match['func'].strip()} {match['arg']}" if match["arg"] else match["func"].strip()
+            return f"{what}: {os.strerror(int(match['errno']))}"
     for line in lines:
         if "error" in line.lower() or line.startswith("fio:"):
             return line

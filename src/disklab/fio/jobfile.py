@@ -3,48 +3,108 @@
 import re
 
 from disklab import __version__
+from disklab.plan import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
 from disklab.units import fio_size
+
+LOG_PREFIX = "disklab"
+_SYNC_OPTIONS = {"fsync": "fsync=1", "fdatasync": "fdatasync=1", "dsync": "sync=dsync"}
 
 
 def job_section_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "test"
 
 
-def render_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:
-    """fio's options are written out in full, including the ones disklab relies on."""
+def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: str) -> str:
+    """fio's options are written out in full, including the ones disklab relies on.
+
+    `filename` is the test file or device; `directory` holds the files of file-set tests.
+    """
     lines = [
         f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}",
         "; reproduce with: fio --output-format=json+ THIS_FILE",
         "[global]",
         f"ioengine={test.engine}",
         f"direct={int(test.direct)}",
-        f"filename={_escape_filename(filename)}",
-        f"size={fio_size(test.size)}",
-        "time_based=1",
-        f"runtime={_seconds(test.runtime)}",
-        f"ramp_time={_seconds(test.ramp)}",
+        *_where(test, filename, directory),
+        *_duration(test),
         "group_reporting=1",
         # Jobs as threads of one fio process: killing it (or disklab dying) stops every job.
         "thread=1",
         # Different random offsets for every job and every run, so jobs don't hit each other's cached blocks.
         "randrepeat=0",
+        *_logs(test),
         "",
         f"[{job_section_name(test.label)}]",
         f"rw={test.fio_rw}",
-        f"bs={fio_size(test.bs)}",
+        f"bssplit={test.bssplit}" if test.bssplit else f"bs={fio_size(test.bs)}",
         f"iodepth={test.iodepth}",
         f"numjobs={test.jobs}",
     ]
     if test.direction == "mixed":
         lines.append(f"rwmixread={test.rwmixread}")
+    if test.sync != "none":
+        lines.append(_SYNC_OPTIONS[test.sync])
+    if test.rate:
+        lines.append(f"rate={test.rate}")
+    if test.rate_iops:
+        lines.append(f"rate_iops={test.rate_iops}")
     return "\n".join(lines) + "\n"
+
+
+def _where(test: TestSpec, filename: str, directory: str) -> list[str]:
+    if test.file_set:
+        lines = [
+            f"directory={_escape(directory)}",
+            f"filename_format={file_set_name(test)}.$jobnum.$filenum",
+            f"nrfiles={test.nrfiles}",
+            f"filesize={fio_size(test.filesize)}",
+            f"size={fio_size(test.nrfiles * test.filesize)}",
+            f"openfiles={min(test.nrfiles, 64)}",
+            "file_service_type=sequential",
+        ]
+        if test.writes:
+            # Files are made by the test itself (as a copy makes them) and flushed before it ends.
+            lines += ["create_on_open=1", "end_fsync=1"]
+        return lines
+    lines = [f"filename={_escape(filename)}"]
+    if test.offset:
+        lines.append(f"offset={test.offset}")
+    slice_bytes = sequential_job_slice(test)
+    if slice_bytes:
+        lines += [f"size={fio_size(slice_bytes)}", f"offset_increment={fio_size(slice_bytes)}"]
+    else:
+        lines.append(f"size={fio_size(test.size)}")
+    return lines
+
+
+def _duration(test: TestSpec) -> list[str]:
+    lines = []
+    if test.pause:
+        lines.append(f"startdelay={_seconds(test.pause)}")
+    if test.time_based:
+        lines += ["time_based=1", f"runtime={_seconds(test.runtime)}"]
+    elif test.runtime:
+        lines.append(f"runtime={_seconds(test.runtime)}")  # a cap: the test ends when its data is done
+    lines.append(f"ramp_time={_seconds(test.ramp)}")
+    return lines
+
+
+def _logs(test: TestSpec) -> list[str]:
+    if not test.log_interval:
+        return []
+    return [
+        f"write_iops_log={LOG_PREFIX}",
+        f"write_bw_log={LOG_PREFIX}",
+        f"write_lat_log={LOG_PREFIX}",
+        f"log_avg_msec={int(test.log_interval * 1000)}",
+    ]
 
 
 def _seconds(value: float) -> str:
     return f"{int(value)}" if value == int(value) else f"{int(value * 1000)}ms"
 
 
-def _escape_filename(path: str) -> str:
+def _escape(path: str) -> str:
     # fio splits filename on ':' (several files); a literal colon must be escaped.
     return path.replace(":", "\\:")

@@ -62,6 +62,9 @@ def parse_fio_output(output: str) -> FioReport:
 
 def _job(job: dict) -> JobResult:
     directions = tuple(_direction(name, job[name]) for name in DIRECTIONS if job.get(name, {}).get("total_ios", 0) > 0)
+    if job.get("sync", {}).get("total_ios", 0) > 0 and directions:
+        write = next((d for d in directions if d.direction == "write"), directions[-1])
+        directions += (_sync(job["sync"], write),)
     return JobResult(
         name=job["jobname"],
         error=int(job.get("error", 0)),
@@ -69,6 +72,33 @@ def _job(job: dict) -> JobResult:
         sys_cpu_percent=float(job.get("sys_cpu", 0.0)),
         directions=directions,
     )
+
+
+def _sync(sync: dict, write: DirectionMetrics) -> DirectionMetrics:
+    """fsync/fdatasync calls: their count over the write phase's runtime, and their own latency."""
+    lat = sync["lat_ns"]
+    percentiles = lat.get("percentile", {})
+    return DirectionMetrics(
+        direction="sync",
+        io_bytes=0,
+        total_ios=int(sync["total_ios"]),
+        iops=int(sync["total_ios"]) / (write.runtime_ms / 1000) if write.runtime_ms else 0.0,
+        bw_bytes_per_s=0.0,
+        runtime_ms=write.runtime_ms,
+        lat_mean_ns=float(lat["mean"]),
+        clat_mean_ns=float(lat["mean"]),
+        clat_max_ns=float(lat["max"]),
+        clat_percentiles_ns={ours: float(percentiles[theirs]) for theirs, ours in PERCENTILES.items() if theirs in percentiles},
+    )
+
+
+def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
+    """I/Os whose completion took longer than a deadline, from json+ latency bins (None without bins)."""
+    jobs = extract_json(output).get("jobs", [])
+    bins = [job.get(direction, {}).get("clat_ns", {}).get("bins") for job in jobs]
+    if not bins or any(b is None for b in bins):
+        return None
+    return sum(count for b in bins for value, count in b.items() if float(value) > threshold_ns)
 
 
 def _direction(name: str, d: dict) -> DirectionMetrics:

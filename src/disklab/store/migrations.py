@@ -43,7 +43,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         CREATE TABLE metrics (
             test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
-            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim')),
+            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim', 'sync')),
             iops REAL NOT NULL,
             bw_bytes_per_s REAL NOT NULL,
             io_bytes INTEGER NOT NULL,

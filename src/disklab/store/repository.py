@@ -192,7 +192,7 @@ class Store:
 
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
 _RUN_QUERY = "SELECT runs.*, (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id) AS finished_tests FROM runs"
-_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2}
+_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3}
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:

@@ -6,11 +6,13 @@ from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.suite.model import Group, Suite
+from disklab.suite.model import METRICS, Group, Suite, View
 from disklab.suite.params import PARAMS
 
-_TOP_LEVEL = ("name", "description", "defaults", "group")
-_GROUP_KEYS = ("name", "label")
+_TOP_LEVEL = ("name", "description", "defaults", "group", "view")
+_GROUP_KEYS = ("name", "label", "metric", "repeat")
+_VIEW_KEYS = ("rows", "columns", "values")
+MAX_REPEAT = 1000
 
 
 def builtin_names() -> list[str]:
@@ -51,7 +53,11 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
     if not isinstance(groups_data, list) or not groups_data or not all(isinstance(g, dict) for g in groups_data):
         raise UserError(f"{where}: needs at least one [[group]] of tests")
     groups = tuple(_group(g, i, where) for i, g in enumerate(groups_data, start=1))
-    return Suite(name=name, description=description, source=source, text=text, defaults=defaults, groups=groups)
+    view = _view(data["view"], where) if "view" in data else None
+    return Suite(
+        name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
+        view=view,
+    )
 
 
 def _group(data: dict, index: int, where: str) -> Group:
@@ -61,8 +67,34 @@ def _group(data: dict, index: int, where: str) -> Group:
     label = data.get("label")
     if label is not None:
         _check_label(label, where, context)
+    metric = data.get("metric", "iops")
+    if metric not in METRICS:
+        raise UserError(f"{where}: {context}: metric: {metric!r} is not one of {', '.join(METRICS)}")
+    repeat = data.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise UserError(f"{where}: {context}: repeat: {repeat!r} is not a whole number from 1 to {MAX_REPEAT}")
     params = {k: v for k, v in data.items() if k not in _GROUP_KEYS}
-    return Group(name=name, label=label, values=_params(params, where, context, allow_lists=True))
+    return Group(
+        name=name, label=label, metric=metric, repeat=repeat,
+        values=_params(params, where, context, allow_lists=True),
+    )
+
+
+def _view(data, where: str) -> View:
+    context = "view"
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: view: must be a table with rows, columns and values")
+    _reject_unknown(data, _VIEW_KEYS, where, context)
+    rows = data.get("rows")
+    if rows not in ("group", *PARAMS):
+        raise UserError(f"{where}: view: rows: {rows!r} is not 'group' or a parameter ({', '.join(PARAMS)})")
+    columns = data.get("columns", [])
+    if not isinstance(columns, list) or any(c not in PARAMS for c in columns):
+        raise UserError(f"{where}: view: columns: must be a list of parameters ({', '.join(PARAMS)})")
+    values = data.get("values", ["metric"])
+    if not isinstance(values, list) or not values or any(v not in (*METRICS, "metric") for v in values):
+        raise UserError(f"{where}: view: values: must be a list of {', '.join((*METRICS, 'metric'))}")
+    return View(rows=rows, columns=tuple(columns), values=tuple(values))
 
 
 def _params(table: dict, where: str, context: str, allow_lists: bool) -> tuple[tuple[str, object], ...]:
@@ -90,7 +122,7 @@ def _convert(convert, raw, where: str, context: str, key: str):
 
 
 def _check_label(label, where: str, context: str) -> None:
-    """A label is a template such as "RND4K Q{iodepth}T{jobs} {direction}" over the test's parameters."""
+    """A label is a template such as "RND4K Q{iodepth}T{jobs} {direction}" over the test's parameters and {pass}."""
     if not isinstance(label, str):
         raise UserError(f"{where}: {context}: label: must be a string")
     try:
@@ -98,8 +130,8 @@ def _check_label(label, where: str, context: str) -> None:
     except ValueError as exc:
         raise UserError(f"{where}: {context}: label: {exc}") from exc
     for field in fields:
-        if field not in PARAMS:
-            raise UserError(f"{where}: {context}: label: unknown field {{{field}}} (allowed: {', '.join(PARAMS)})")
+        if field not in PARAMS and field != "pass":
+            raise UserError(f"{where}: {context}: label: unknown field {{{field}}} (allowed: pass, {', '.join(PARAMS)})")
 
 
 def _required_text(data: dict, key: str, where: str, context: str) -> str:

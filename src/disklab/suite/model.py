@@ -1,27 +1,51 @@
 """Suites and the tests they expand to, as frozen values."""
 
+import math
 from dataclasses import asdict, dataclass
+
+from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).
 READ_ONLY_RW_MODES = frozenset({"read", "randread"})
+# Bytes per pixel of an RGB frame as video files store it (10 bit: three channels packed in 32 bits, as DPX).
+BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
+# Frame files are written with direct I/O: their size is rounded up to this alignment.
+FRAME_ALIGNMENT = 4096
+METRICS = ("iops", "mb_per_s", "lat_mean_us")
 
 
 @dataclass(frozen=True)
 class TestSpec:
-    """One fio test, every parameter resolved."""
+    """One fio test, every parameter resolved. Field names after `metric` are the suite parameters."""
 
     label: str
+    group: str
+    metric: str  # the figure this test is about, in suite views: iops, mb_per_s or lat_mean_us
     pattern: str
     direction: str
     rwmixread: int
     bs: int
+    bssplit: str | None
     iodepth: int
     jobs: int
+    region: str
+    size: int | None  # None: the whole target (a device or an existing file)
+    nrfiles: int
+    filesize: int | None
     runtime: float
+    time_based: bool
     ramp: float
-    size: int
+    pause: float
+    rate: int | None
+    rate_iops: int | None
+    sync: str
+    log_interval: float | None
+    frame_size: str | None
+    bit_depth: int
+    fps: int
     direct: bool
     engine: str
+    offset: int = 0  # where the region starts; set when the plan is fitted to the target
 
     @property
     def fio_rw(self) -> str:
@@ -36,6 +60,30 @@ class TestSpec:
     def writes(self) -> bool:
         return self.fio_rw not in READ_ONLY_RW_MODES
 
+    @property
+    def block_sizes(self) -> tuple[int, ...]:
+        """Every block size the test issues: its bs, or each size of its bssplit."""
+        if not self.bssplit:
+            return (self.bs,)
+        return tuple(parse_size(part.partition("/")[0]) for part in self.bssplit.split(":"))
+
+    @property
+    def file_set(self) -> bool:
+        """Tests over many files (small files, video frames) need a directory of their own."""
+        return self.nrfiles > 1 or self.filesize is not None or self.frame_size is not None
+
+    @property
+    def frame_bytes(self) -> int | None:
+        if self.frame_size is None:
+            return None
+        width, height = (int(n) for n in self.frame_size.split("x"))
+        raw = width * height * BYTES_PER_PIXEL[self.bit_depth]
+        return math.ceil(raw / FRAME_ALIGNMENT) * FRAME_ALIGNMENT
+
+    @property
+    def frame_deadline_ns(self) -> float:
+        return 1e9 / self.fps
+
     def params(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k != "label"}
 
@@ -46,7 +94,18 @@ class Group:
 
     name: str
     label: str | None
+    metric: str
+    repeat: int  # the group's tests run this many times in a row (passes), as separate tests
     values: tuple[tuple[str, object], ...]  # in file order; a tuple value is a grid axis
+
+
+@dataclass(frozen=True)
+class View:
+    """How `show` lays out a suite's results: rows by one field, columns by others, cells of given metrics."""
+
+    rows: str  # "group" or a parameter name
+    columns: tuple[str, ...]  # parameter names; may be empty
+    values: tuple[str, ...]  # metrics from METRICS, or "metric" for each test's own
 
 
 @dataclass(frozen=True)
@@ -54,6 +113,8 @@ class Suite:
     name: str
     description: str
     source: str  # "built-in" or the file path
+    where: str  # how messages name it: the file path, or "built-in suite 'quick'"
     text: str  # the TOML as loaded, stored with every run
     defaults: tuple[tuple[str, object], ...]
     groups: tuple[Group, ...]
+    view: View | None

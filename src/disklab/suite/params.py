@@ -1,5 +1,6 @@
 """The test parameters a suite may set: one registry for defaults, validation and help."""
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -7,6 +8,8 @@ from disklab.units import parse_duration, parse_size
 
 PATTERNS = ("sequential", "random")
 DIRECTIONS = ("read", "write", "mixed")
+SYNC_MODES = ("none", "fsync", "fdatasync", "dsync")
+BIT_DEPTHS = (8, 10, 12, 16)
 
 
 def _choice(*allowed: str) -> Callable[[Any], str]:
@@ -36,6 +39,22 @@ def _positive_size(value: Any) -> int:
     return size
 
 
+def _size_or_all(value: Any) -> int | None:
+    """'all' is the whole target: a device or an existing file."""
+    return None if value == "all" else _positive_size(value)
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """0 or "none" switches an optional setting off."""
+
+    def optional(value: Any) -> Any:
+        if value in (0, "none", "off"):
+            return None
+        return convert(value)
+
+    return optional
+
+
 def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{value!r} is not true or false")
@@ -45,6 +64,54 @@ def _bool(value: Any) -> bool:
 def _engine(value: Any) -> str:
     if not isinstance(value, str) or not value.replace("_", "").isalnum():
         raise ValueError(f"{value!r} is not an fio engine name (or 'auto')")
+    return value
+
+
+def _bssplit(value: Any) -> str:
+    """fio's syntax, e.g. 4k/20:64k/50:256k/20:2m/10; the shares must add up to 100."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{value!r} is not a block-size split such as 4k/20:64k/50:256k/20:2m/10")
+    total = 0
+    for part in value.split(":"):
+        size, slash, share = part.partition("/")
+        if not slash or not share.isdigit():
+            raise ValueError(f"{part!r} in {value!r} is not SIZE/PERCENT")
+        _positive_size(size)
+        total += int(share)
+    if total != 100:
+        raise ValueError(f"the shares of {value!r} add up to {total}, not 100")
+    return value
+
+
+_REGION = re.compile(r"^(whole|(first|last):\s*(\S+))$")
+
+
+def _region(value: Any) -> str:
+    """'whole', 'first:10%', 'first:5GB' or 'last:5GB' of the device or test file."""
+    match = _REGION.match(str(value).strip())
+    if not match:
+        raise ValueError(f"{value!r} is not a region (whole, first:10%, first:5GB, last:5GB)")
+    amount = match.group(3)
+    if amount:
+        if amount.endswith("%"):
+            percent = amount[:-1]
+            if not percent.isdigit() or not 0 < int(percent) <= 100:
+                raise ValueError(f"{value!r}: the share must be 1% to 100%")
+        else:
+            _positive_size(amount)
+    return str(value).strip().replace(" ", "")
+
+
+def _frame_size(value: Any) -> str:
+    match = re.match(r"^(\d+)x(\d+)$", str(value))
+    if not match or int(match.group(1)) == 0 or int(match.group(2)) == 0:
+        raise ValueError(f"{value!r} is not a frame size such as 5120x2700")
+    return str(value)
+
+
+def _bit_depth(value: Any) -> int:
+    if value not in BIT_DEPTHS:
+        raise ValueError(f"{value!r} is not one of {', '.join(map(str, BIT_DEPTHS))}")
     return value
 
 
@@ -63,11 +130,24 @@ PARAMS: dict[str, Param] = {
         Param("direction", _choice(*DIRECTIONS), "read", "read, write, or mixed (with rwmixread)"),
         Param("rwmixread", _int_range(0, 100), 50, "read share in percent of a mixed test"),
         Param("bs", _positive_size, 4096, "block size, e.g. 4k, 1M"),
+        Param("bssplit", _optional(_bssplit), None, "block-size split in fio's syntax, e.g. 4k/20:64k/50:256k/20:2m/10"),
         Param("iodepth", _int_range(1, 65536), 1, "queue depth per job"),
         Param("jobs", _int_range(1, 4096), 1, "parallel jobs (fio numjobs)"),
-        Param("runtime", parse_duration, 5.0, "measured time per test, e.g. 5s, 1m"),
+        Param("region", _region, "whole", "part of the target: whole, first:10%, first:5GB, last:5GB"),
+        Param("size", _size_or_all, 1024**3, "data-set size: test file size or device extent ('all': the whole device)"),
+        Param("nrfiles", _int_range(1, 10**7), 1, "number of files of a file-set test (directory targets)"),
+        Param("filesize", _optional(_positive_size), None, "size of each file of a file-set test"),
+        Param("runtime", parse_duration, 5.0, "measured time per test (the cap, when time_based is false), e.g. 5s"),
+        Param("time_based", _bool, True, "run for the whole runtime (true) or once over the data set (false)"),
         Param("ramp", parse_duration, 0.0, "warm-up time before measuring, e.g. 1s"),
-        Param("size", _positive_size, 1024**3, "data-set size: test file size or device region"),
+        Param("pause", parse_duration, 0.0, "idle time before the test, so the device can settle, e.g. 30s"),
+        Param("rate", _optional(_positive_size), None, "bandwidth limit per job in bytes/s, e.g. 100M"),
+        Param("rate_iops", _optional(_int_range(1, 10**9)), None, "IOPS limit per job"),
+        Param("sync", _choice(*SYNC_MODES), "none", "flush after every write: fsync, fdatasync, or dsync (O_DSYNC)"),
+        Param("log_interval", _optional(parse_duration), None, "log IOPS, bandwidth and latency every interval, e.g. 1s"),
+        Param("frame_size", _optional(_frame_size), None, "video frame in pixels, e.g. 5120x2700: one file per frame"),
+        Param("bit_depth", _bit_depth, 10, "bits per colour channel of a video frame (RGB)"),
+        Param("fps", _int_range(1, 1000), 24, "video frame rate: frames per second each frame test must hold"),
         Param("direct", _bool, True, "bypass the page cache (O_DIRECT)"),
         Param("engine", _engine, "auto", "fio ioengine; auto picks io_uring, else libaio"),
     )

@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,9 @@ from disklab.units import format_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.
 FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
-_TEST_FILE = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.testfile$")
+_TEST_FILE = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(testfile|files)$")
+# When the file system's device cannot be found (tmpfs, network file systems), assume the common sector size.
+DEFAULT_LOGICAL_BLOCK_SIZE = 512
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,17 @@ class Target:
     disklab_owns_file: bool  # disklab creates the test file and removes it afterwards
     capacity_bytes: int | None  # device or existing file size; None for a file yet to be made
     device: BlockDevice | None
+
+    @property
+    def file_set_dir(self) -> str:
+        """Where file-set tests keep their files: beside the test file, removed with it."""
+        return str(Path(self.test_path).with_suffix(".files"))
+
+    @property
+    def logical_block_size(self) -> int:
+        if self.device is not None:
+            return self.device.logical_block_size
+        return logical_block_size_under(Path(self.test_path).parent)
 
 
 def resolve_target(path: str) -> Target:
@@ -46,14 +60,19 @@ def resolve_target(path: str) -> Target:
     raise UserError(f"target {path} is neither a directory, a regular file nor a block device")
 
 
-def test_size_for(target: Target, wanted_bytes: int) -> int:
-    """A device or an existing file is tested over at most its own size."""
-    if target.capacity_bytes is None or target.disklab_owns_file:
-        return wanted_bytes
-    return min(wanted_bytes, target.capacity_bytes)
+def logical_block_size_under(folder: Path) -> int:
+    """The logical block size of the device holding `folder`, from sysfs (a partition shares its disk's)."""
+    dev = os.stat(folder).st_dev
+    node = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    for queue in (node / "queue", node / ".." / "queue"):
+        try:
+            return int((queue / "logical_block_size").read_text())
+        except (OSError, ValueError):
+            continue
+    return DEFAULT_LOGICAL_BLOCK_SIZE
 
 
-def check_target(target: Target, data_set_bytes: int, writes: bool, destroy_data: bool, force: bool) -> None:
+def check_target(target: Target, space_bytes: int, writes: bool, destroy_data: bool, force: bool) -> None:
     """Refuse before anything runs: no space, no write permission, or data that writing would destroy."""
     if target.kind == "device":
         if writes:
@@ -65,7 +84,7 @@ def check_target(target: Target, data_set_bytes: int, writes: bool, destroy_data
     if target.disklab_owns_file:
         if not os.access(folder, os.W_OK | os.X_OK):
             raise UserError(f"cannot create a test file in {folder}: permission denied")
-        _check_free_space(folder, data_set_bytes)
+        _check_free_space(folder, space_bytes)
     elif writes and not destroy_data:
         raise SafetyError(
             f"{target.test_path} is an existing file and the suite writes to it; add --destroy-data to allow "
@@ -86,14 +105,18 @@ def _check_free_space(folder: Path, needed_bytes: int) -> None:
 def remove_test_file(target: Target) -> None:
     if target.disklab_owns_file:
         Path(target.test_path).unlink(missing_ok=True)
+        shutil.rmtree(target.file_set_dir, ignore_errors=True)
 
 
-def keep_test_file(target: Target, run_id: int) -> str:
-    """A kept file gets a name that stale-file clean-up never matches."""
-    kept = Path(target.test_path).with_name(f"disklab-run{run_id}.testfile")
-    if Path(target.test_path).exists():
-        os.replace(target.test_path, kept)
-    return str(kept)
+def keep_test_file(target: Target, run_id: int) -> list[str]:
+    """Kept files get names that stale-file clean-up never matches."""
+    kept = []
+    for path in (Path(target.test_path), Path(target.file_set_dir)):
+        if path.exists():
+            renamed = path.with_name(f"disklab-run{run_id}{path.suffix}")
+            os.replace(path, renamed)
+            kept.append(str(renamed))
+    return kept
 
 
 def remove_stale_test_files(folder: str) -> list[str]:
@@ -103,7 +126,10 @@ def remove_stale_test_files(folder: str) -> list[str]:
     for entry in Path(folder).iterdir():
         match = _TEST_FILE.match(entry.name)
         if match and match["host"] == host and not process_alive(int(match["pid"])):
-            entry.unlink(missing_ok=True)
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
             removed.append(str(entry))
     return removed
 
