@@ -11,7 +11,8 @@ READ_ONLY_RW_MODES = frozenset({"read", "randread"})
 BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
 # Frame files are written with direct I/O: their size is rounded up to this alignment.
 FRAME_ALIGNMENT = 4096
-METRICS = ("iops", "mb_per_s", "lat_mean_us")
+# Figures a suite view can show per test (the report layer defines how each is computed and labelled).
+METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed")
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class TestSpec:
 
     label: str
     group: str
-    metric: str  # the figure this test is about, in suite views: iops, mb_per_s or lat_mean_us
+    metric: str  # the figure this test is about in suite views, one of METRICS
     pattern: str
     direction: str
     rwmixread: int
