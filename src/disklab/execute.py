@@ -6,7 +6,8 @@ from typing import Protocol
 
 from disklab.errors import FioError
 from disklab.fio.executor import Executor
-from disklab.fio.jobfile import render_jobfile
+from disklab.fio.jobfile import log_avg_msec, render_jobfile
+from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
 from disklab.plan import Plan
 from disklab.store.db import now_iso
@@ -38,8 +39,10 @@ def execute_plan(execution: Execution, executor: Executor, store: Store, progres
         started_at = now_iso()
         fio_run = executor.run(jobfile, on_tick=progress.tick)
         job = single_job(parse_fio_output(fio_run.output), test.label)
+        series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         store.add_test(
-            execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job
+            execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job,
+            series=series,
         )
         progress.test_finished(seq, test, job)
 

@@ -15,6 +15,8 @@ PER_TEST_OVERHEAD_S = 0.5
 ASSUMED_BYTES_PER_S = 500e6
 # Regions and job slices start on this boundary (direct I/O needs aligned offsets).
 ALIGNMENT = 1024**2
+# fio allocates a buffer for every queued I/O of every job; deeper queues of huge blocks are cut to fit this.
+MAX_IN_FLIGHT_BYTES = 1024**3
 
 
 @dataclass(frozen=True)
@@ -58,24 +60,21 @@ class Plan:
 
 
 def estimate_test_seconds(test: TestSpec) -> float:
-    if test.time_based:
+    if test.time_based or test.size is None:  # a whole device is estimated at its runtime cap
         measured = test.runtime
     else:
-        data = (test.nrfiles * test.filesize if test.file_set else test.size or 0) or 0
-        seconds_at_rate = data / test.frame_bytes / test.fps if test.frame_size else data / ASSUMED_BYTES_PER_S
+        seconds_at_rate = test.size / test.frame_bytes / test.fps if test.frame_size else test.size / ASSUMED_BYTES_PER_S
         measured = min(test.runtime, seconds_at_rate) if test.runtime else seconds_at_rate
     return test.pause + test.ramp + measured + PER_TEST_OVERHEAD_S
 
 
 def file_set_name(test: TestSpec) -> str:
-    """Tests that write and then read a set of files must name the same files."""
-    slug = "".join(c if c.isalnum() else "-" for c in test.group).strip("-").lower()
-    return f"{slug}-{test.nrfiles}x{test.filesize}"
+    """A set is its shape: the tests that write and then read N files of a size share the same files."""
+    return f"set-{test.nrfiles}x{test.filesize}"
 
 
 def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool = False) -> Plan:
-    tests = [_scaled(replace(t, **overrides.replacements()), overrides.scale) for t in expand_suite(suite)]
-    tests = [_as_file_set(t) for t in tests]
+    tests = [_with_overrides(t, overrides) for t in expand_suite(suite)]
     for test in tests:
         if test.size is not None and test.bs > test.size and not test.file_set:
             raise UserError(
@@ -125,6 +124,13 @@ def _label(group: Group, values: dict, varying: dict, n: int) -> str:
     return " ".join(parts)
 
 
+def _with_overrides(test: TestSpec, overrides: Overrides) -> TestSpec:
+    test = replace(test, **overrides.replacements())
+    if overrides.size and (test.nrfiles > 1 or test.filesize):
+        test = _fit_file_set(test, overrides.size)  # --size of a file set is the set's total
+    return _as_file_set(_scaled(test, overrides.scale))
+
+
 def _scaled(test: TestSpec, scale: float | None) -> TestSpec:
     if not scale:
         return test
@@ -147,7 +153,8 @@ def _as_file_set(test: TestSpec) -> TestSpec:
 
 
 def _fit_file_set(test: TestSpec, total: int) -> TestSpec:
-    filesize = min(test.filesize or total, total)
+    """Fewer files first; a set already down to one file gets a smaller file (whole blocks, for direct I/O)."""
+    filesize = max(_down(min(test.filesize or total, total), test.bs), test.bs)
     return replace(test, filesize=filesize, nrfiles=max(total // filesize, 1))
 
 
@@ -170,9 +177,20 @@ def fit_to_target(plan: Plan, capacity: int | None, logical_block_size: int, is_
         if note:
             notes.append(f"{test.label}: {note}")
         tests.append(replace(test, offset=offset, size=length))
+    tests = [_limit_in_flight(t, notes) for t in tests]
     if not tests:
         raise UserError(f"no test of suite {plan.suite.name!r} can run on this target: {skipped[0][1]}")
     return replace(plan, tests=tuple(tests), skipped=tuple(skipped), notes=tuple(dict.fromkeys(notes)))
+
+
+def _limit_in_flight(test: TestSpec, notes: list[str]) -> TestSpec:
+    per_io = max(test.block_sizes)
+    depth = max(MAX_IN_FLIGHT_BYTES // (per_io * test.jobs), 1)
+    if test.iodepth <= depth:
+        return test
+    notes.append(f"{test.label}: queue depth {test.iodepth} cut to {depth} so that at most "
+                 f"{format_size(MAX_IN_FLIGHT_BYTES)} of {format_size(per_io)} buffers is in flight")
+    return replace(test, iodepth=depth)
 
 
 def _extent(test: TestSpec, capacity: int | None) -> int:

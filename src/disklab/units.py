@@ -54,12 +54,20 @@ def parse_duration(text: str | int | float) -> float:
 
 
 def format_size(n_bytes: float) -> str:
-    """Binary units, as fio prints block sizes: 4KiB, 1MiB, 1.5GiB."""
+    """The largest unit that holds the size exactly, binary (fio's 4KiB, 1MiB) or decimal (5GB); else 1.5GiB."""
+    for unit, factor in _EXACT_UNITS:
+        if n_bytes >= factor and n_bytes % factor == 0:
+            return f"{n_bytes // factor:.0f}{unit}"
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if abs(n_bytes) >= factor:
-            value = n_bytes / factor
-            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+            return f"{n_bytes / factor:.1f}{unit}"
     return f"{n_bytes:.0f}B"
+
+
+_EXACT_UNITS = (
+    ("TiB", 1024**4), ("TB", 1000**4), ("GiB", 1024**3), ("GB", 1000**3), ("MiB", 1024**2), ("MB", 1000**2),
+    ("KiB", 1024),
+)
 
 
 def format_duration(seconds: float) -> str:

@@ -56,3 +56,11 @@ def test_dry_run_runs_nothing_and_estimates(tmp_path):
     result = invoke("run", "quick", "--target", str(tmp_path), "--dry-run", "--runtime", "2")
     assert result.exit_code == 0 and "estimated duration" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_suite_parameter_is_documented_with_its_default():
+    from disklab.suite.params import PARAMS
+
+    text = README.read_text()
+    for name in PARAMS:
+        assert f"| `{name}` |" in text, f"README's parameter table lacks {name}"

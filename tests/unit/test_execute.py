@@ -1,21 +1,26 @@
 """execute_plan against a replaying executor: real captured fio output, no fio run."""
 
+from dataclasses import replace
+
 import pytest
 
 from disklab.errors import FioError
 from disklab.execute import Execution, execute_plan
 from disklab.fio.executor import FioRun
+from disklab.fio.logs import parse_logs
 from disklab.plan import build_plan, resolve_engines
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_text
+from tests.unit.test_logs import fixture_logs
 from tests.unit.test_store import new_run
 
 
 class ReplayExecutor:
-    def __init__(self, outputs: list[str], fail_at: int | None = None):
+    def __init__(self, outputs: list[str], fail_at: int | None = None, logs: dict[str, str] | None = None):
         self.outputs = outputs
         self.fail_at = fail_at
+        self.logs = logs or {}
         self.jobfiles: list[str] = []
 
     def run(self, jobfile, on_tick=None):
@@ -24,7 +29,7 @@ class ReplayExecutor:
         self.jobfiles.append(jobfile)
         if on_tick:
             on_tick()
-        return FioRun(output=self.outputs[len(self.jobfiles) - 1], stderr="", returncode=0)
+        return FioRun(output=self.outputs[len(self.jobfiles) - 1], stderr="", returncode=0, logs=self.logs)
 
 
 class Recorder:
@@ -76,3 +81,17 @@ def test_fio_reporting_an_error_fails_the_test(tmp_path):
         run_id = store.create_run(new_run())
         with pytest.raises(FioError, match="error 5"):
             execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())
+
+
+def test_the_logs_of_a_test_with_log_interval_are_stored_as_series(tmp_path):
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
+    logged, plain = replace(plan.tests[0], log_interval=1.0), plan.tests[1]
+    plan = replace(plan, tests=(logged, plain))
+    executor = ReplayExecutor([fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")] * 2, logs=fixture_logs())
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=2))
+        execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+        stored = store.get_run(run_id).tests
+    assert "log_avg_msec=1000" in executor.jobfiles[0] and "log_avg_msec" not in executor.jobfiles[1]
+    assert stored[0].series == parse_logs(fixture_logs(), 1000)
+    assert stored[1].series == ()

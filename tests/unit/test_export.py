@@ -10,9 +10,11 @@ from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_json, fixture_text
 from tests.unit.test_execute import Recorder, ReplayExecutor
+from tests.unit.test_logs import fixture_logs
 from tests.unit.test_store import new_run
 
 MIXED = "randrw-70-4k-4jobs.json.json"
+LOGGED = "randrw-70-4k-4jobs-log1s.jsonplus.json"
 
 
 def stored_record(tmp_path):
@@ -27,13 +29,28 @@ def stored_record(tmp_path):
 
 def test_json_export_is_versioned_and_keeps_fios_figures(tmp_path):
     document = json.loads(to_json(stored_record(tmp_path)))
-    assert document["format"] == "disklab-run" and document["format_version"] == 1
+    assert document["format"] == "disklab-run" and document["format_version"] == 2
     raw = fixture_json(MIXED)["jobs"][0]
     first = document["tests"][0]
     assert set(first["metrics"]) == {"read", "write"}
     assert first["metrics"]["read"]["iops"] == raw["read"]["iops"]
     assert first["metrics"]["write"]["bw_bytes_per_s"] == raw["write"]["bw_bytes"]
     assert first["metrics"]["read"]["clat_percentiles_ns"]["p99"] == raw["read"]["clat_ns"]["percentile"]["99.000000"]
+
+
+def test_json_export_carries_each_tests_series_compactly(tmp_path):
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
+    plan = replace(plan, tests=(replace(plan.tests[0], log_interval=1.0), plan.tests[1]))
+    executor = ReplayExecutor([fixture_text(LOGGED)] * 2, logs=fixture_logs())
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+        record = store.get_run(run_id)
+    logged, plain = json.loads(to_json(record))["tests"]
+    assert plain["series"] == {}
+    assert set(logged["series"]) == {"iops", "bw_bytes_per_s", "lat_mean_ns"}
+    for s in record.tests[0].series:
+        assert logged["series"][s.kind][s.direction] == [[p.t_ms, p.value] for p in s.points]
 
 
 def test_csv_has_a_row_per_direction_in_display_units(tmp_path):

@@ -34,6 +34,14 @@ def test_mixed_tests_carry_their_read_share_and_colons_are_escaped():
     assert opts["filename"] == "/mnt/a\\:b/f"
 
 
+def test_a_logged_test_makes_fio_write_windowed_logs_named_disklab():
+    opts = options(render_jobfile(replace(QUICK[4], log_interval=0.25), "/f", "/files", "s"))
+    assert {k: opts[k] for k in ("write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec")} == {
+        "write_iops_log": "disklab", "write_bw_log": "disklab", "write_lat_log": "disklab", "log_avg_msec": "250",
+    }
+    assert "log_avg_msec" not in options(render_jobfile(QUICK[4], "/f", "/files", "s"))
+
+
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 @pytest.mark.parametrize("test", QUICK, ids=lambda t: t.label)
 def test_fio_accepts_every_rendered_job_file(test, tmp_path):

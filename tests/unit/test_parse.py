@@ -47,3 +47,15 @@ def test_notes_printed_before_the_json_are_skipped():
 def test_unreadable_output_is_a_fio_error(text):
     with pytest.raises(FioError):
         parse_fio_output(text)
+
+
+@pytest.mark.parametrize("sync", ["fsync", "fdatasync"])
+def test_flushes_after_writes_are_a_sync_direction_with_their_own_latency(sync):
+    name = f"write-4k-{sync}.jsonplus.json"
+    raw = fixture_json(name)["jobs"][0]
+    (job,) = parse_fio_output(fixture_text(name)).jobs
+    write, flush = job.directions
+    assert (write.direction, flush.direction) == ("write", "sync")
+    assert flush.total_ios == raw["sync"]["lat_ns"]["N"] > 0  # fio leaves total_ios 0 for fdatasync
+    assert abs(flush.total_ios - write.total_ios) <= 1  # one flush per write
+    assert flush.clat_percentiles_ns["p99"] == raw["sync"]["lat_ns"]["percentile"]["99.000000"]

@@ -3,10 +3,12 @@ import sqlite3
 import pytest
 
 from disklab.errors import StoreError, UserError
+from disklab.fio.logs import parse_logs
 from disklab.fio.parse import parse_fio_output
-from disklab.store.migrations import LATEST_VERSION
+from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
 from disklab.store.repository import NewRun, Store
 from tests.conftest import fixture_text
+from tests.unit.test_logs import fixture_logs
 
 
 def new_run(**changes) -> NewRun:
@@ -32,6 +34,32 @@ def test_a_test_round_trips_with_its_raw_output_and_metrics(tmp_path):
     assert test.fio_output == output
     assert test.params == {"bs": 4096}
     assert test.metrics == job.directions
+    assert test.series == ()
+
+
+def test_a_tests_series_round_trip_exactly(tmp_path):
+    output = fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")
+    (job,) = parse_fio_output(output).jobs
+    series = parse_logs(fixture_logs(), 1000)
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        store.add_test(run_id, 0, "logged", {}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job, series=series)
+        store.add_test(run_id, 1, "plain", {}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job)
+        logged, plain = store.get_run(run_id).tests
+    assert logged.series == series and len(series) == 6
+    assert plain.series == ()
+
+
+def test_a_failing_series_leaves_no_half_stored_test(tmp_path):
+    output = fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")
+    (job,) = parse_fio_output(output).jobs
+    (first, *_) = parse_logs(fixture_logs(), 1000)
+    twice = (first, first)  # the same points again break the primary key
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        with pytest.raises(StoreError):
+            store.add_test(run_id, 0, "logged", {}, "", output, "", "2026-01-01T00:00:00+00:00", job, series=twice)
+        assert store.get_run(run_id).tests == ()
 
 
 def test_schema_is_migrated_once_and_recorded(tmp_path):
@@ -42,9 +70,44 @@ def test_schema_is_migrated_once_and_recorded(tmp_path):
     versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
     assert versions == list(range(1, LATEST_VERSION + 1))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"runs", "tests", "metrics", "schema_migrations"} <= tables
+    assert {"runs", "tests", "metrics", "series", "schema_migrations"} <= tables
     columns = {r[1] for r in conn.execute("PRAGMA table_info(metrics)")}
     assert {"iops", "bw_bytes_per_s", "lat_mean_ns", "clat_p99_ns", "clat_p99_99_ns"} <= columns
+    series = {r[1]: r[5] for r in conn.execute("PRAGMA table_info(series)")}  # column -> place in the primary key
+    assert series == {"test_id": 1, "kind": 2, "direction": 3, "t_ms": 4, "value": 0}
+
+
+def test_a_version_1_store_is_upgraded_with_its_runs_intact(tmp_path, monkeypatch):
+    path = tmp_path / "r.db"
+    with monkeypatch.context() as old_disklab:
+        old_disklab.setattr("disklab.store.db.MIGRATIONS", MIGRATIONS[:1])
+        old_disklab.setattr("disklab.store.db.LATEST_VERSION", 1)
+        with Store(path) as store:
+            run_id = store.create_run(new_run())
+            # As disklab 1 stored a test: it knew no series table.
+            store.conn.execute(
+                """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
+                   finished_at, usr_cpu_percent, sys_cpu_percent) VALUES (?, 0, 'old', '{}', 'job', 'out', '', 'a', 'b', 1, 2)""",
+                (run_id,),
+            )
+            store.finish_run(run_id, "complete")
+    before = stored_rows(path)
+    assert before["schema_migrations"] == [(1,)]
+    with Store(path) as store:
+        record = store.get_run(run_id)
+    after = stored_rows(path)
+    assert after["schema_migrations"] == [(1,), (2,)] and after["series"] == []
+    assert (after["runs"], after["tests"]) == (before["runs"], before["tests"])
+    assert record.info.status == "complete" and [(t.label, t.fio_output, t.series) for t in record.tests] == [("old", "out", ())]
+
+
+def stored_rows(path) -> dict[str, list[tuple]]:
+    conn = sqlite3.connect(path)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    rows = {t: conn.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
+    rows["schema_migrations"] = conn.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+    conn.close()
+    return rows
 
 
 def test_a_store_from_a_newer_disklab_is_refused(tmp_path):
@@ -98,3 +161,11 @@ def test_run_references(tmp_path):
         for bad in ("99", "latest", "last~x"):
             with pytest.raises(UserError):
                 store.resolve_run_id(bad)
+
+
+def test_migration_scripts_split_only_at_statement_ends():
+    from disklab.store.db import _statements
+
+    script = "CREATE TABLE t (x TEXT DEFAULT 'a;b');\nINSERT INTO t VALUES ('c;d');\n"
+    assert [s.strip() for s in _statements(script)] == [
+        "CREATE TABLE t (x TEXT DEFAULT 'a;b');", "INSERT INTO t VALUES ('c;d');"]

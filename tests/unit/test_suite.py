@@ -75,6 +75,7 @@ def test_overrides_win_and_read_only_drops_writers():
         ('name="x"\n[[group]]\nname="g"\ndirect="yes"\n', "direct"),
         ("name = \n", "TOML"),
         ('name="x"\n[[group]]\nname="g"\nlabel="Q{depth}"\n', "label"),
+        ('name="x"\n[[group]]\nname="g"\nlog_interval="0.5ms"\n', "log_interval"),
     ],
 )
 def test_errors_name_the_file_and_the_field(text, field):

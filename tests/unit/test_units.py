@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from disklab.units import fio_size, format_duration, parse_duration, parse_size
+from disklab.units import fio_size, format_duration, format_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,12 @@ def test_durations(text, seconds):
 
 def test_duration_formatting():
     assert [format_duration(s) for s in (5, 65, 3725)] == ["5s", "1m05s", "1h02m"]
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [(4096, "4KiB"), (2**30, "1GiB"), (10**9, "1GB"), (256 * 10**6, "256MB"), (4 * 10**9, "4GB"),
+     (3 * 2**29, "1536MiB"), (512, "512B"), (1500, "1.5KiB")],
+)
+def test_sizes_are_shown_in_the_largest_exact_unit(n, text):
+    assert format_size(n) == text

@@ -51,9 +51,9 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
     ctx.obj = {"db": db, "debug": debug}
 
 
-from disklab.cli import doctor, run, show, suites  # noqa: E402  (commands need the group's helpers first)
+from disklab.cli import doctor, export, run, show, suites  # noqa: E402  (commands need the group's helpers first)
 
-for command in (run.run, show.runs, show.show, suites.suites, doctor.doctor):
+for command in (run.run, show.runs, show.show, suites.suites, export.export, doctor.doctor):
     cli.add_command(command)
 
 

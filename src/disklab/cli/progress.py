@@ -19,7 +19,8 @@ class RunProgress:
         self.console = console
         self.total = plan.estimated_seconds(layout_bytes)
         self.layout_s = self.total - plan.estimated_seconds()
-        self.done_s = 0.0
+        self.done_s = 0.0  # estimated seconds of the finished tests
+        self.done_actual_s = 0.0  # what they really took
         self.current_estimate = 0.0
         self.test_started_at = time.monotonic()
         self.live = console.is_terminal
@@ -52,10 +53,13 @@ class RunProgress:
 
     def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None:
         self.done_s += self.current_estimate
+        self.done_actual_s += time.monotonic() - self.test_started_at
         self.current_estimate = 0.0
         summary = ", ".join(f"{m.direction} {m.iops:,.0f} IOPS {m.bw_bytes_per_s / 1e6:,.1f} MB/s" for m in job.directions)
         self.console.print(f"  done: {test.label}: {summary}")
 
     def remaining(self) -> float:
+        """The plan's estimate for what is left, scaled by how far the finished tests over- or undershot theirs."""
         elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
-        return max(self.total - self.done_s - elapsed, 0.0)
+        pace = self.done_actual_s / self.done_s if self.done_s else 1.0
+        return max(self.total - self.done_s - elapsed, 0.0) * pace

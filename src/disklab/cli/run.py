@@ -7,6 +7,7 @@ import click
 
 from disklab import __version__
 from disklab.cli.common import open_store, stderr_console, stdout_console
+from disklab.cli.options import plan_options
 from disklab.cli.progress import RunProgress
 from disklab.env.host import host_identity
 from disklab.errors import DisklabError
@@ -19,51 +20,23 @@ from disklab.report.table import plan_table, results_table
 from disklab.store.repository import NewRun, Store
 from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
-from disklab.suite.params import PARAMS
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
-from disklab.units import format_duration, parse_duration, parse_size
-
-
-def _converter(parse):
-    def convert(ctx, param, value):
-        if value is None:
-            return None
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from exc
-
-    return convert
-
-
-def _scale(value: str) -> float:
-    scale = float(value)
-    if not 0 < scale <= 1:
-        raise ValueError(f"{value} is not a factor above 0 and at most 1")
-    return scale
+from disklab.units import format_duration
 
 
 @click.command()
 @click.argument("suite")
 @click.option("--target", "-t", required=True, help="Directory (a test file is made there), file, or block device.")
-@click.option("--size", callback=_converter(parse_size), help=f"Override the {PARAMS['size'].help}.")
-@click.option("--runtime", callback=_converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}.")
-@click.option("--ramp", callback=_converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}.")
-@click.option("--pause", callback=_converter(parse_duration), help=f"Override the {PARAMS['pause'].help}.")
-@click.option("--scale", callback=_converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01.")
-@click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio).")
-@click.option("--read-only", is_flag=True, help="Run only the tests that do not write.")
+@plan_options
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
 @click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, size, runtime, ramp, pause, scale, engine, read_only, destroy_data, force, keep_file,
-        dry_run):
+def run(ctx, suite, target, overrides, read_only, destroy_data, force, keep_file, dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
-    overrides = Overrides(runtime=runtime, ramp=ramp, pause=pause, size=size, engine=engine, scale=scale)
     resolved = resolve_target(target)
     plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
     if dry_run:

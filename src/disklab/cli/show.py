@@ -6,7 +6,9 @@ from rich.table import Table
 from disklab.cli.common import open_store, stdout_console, write_output
 from disklab.report.export import EXPORTERS, FORMATS
 from disklab.report.rows import result_rows
+from disklab.report.series import render_series_table, series_tables
 from disklab.report.table import results_table
+from disklab.report.views import build_view, view_table
 
 
 @click.command()
@@ -35,18 +37,31 @@ def runs(ctx, limit):
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.option("--jobfile", is_flag=True, help="Print the fio job file of every test instead.")
+@click.option("--series", is_flag=True, help="Print the per-interval time series of tests run with log_interval instead.")
+@click.option("--flat", is_flag=True, help="Only the per-test table, without the suite's view.")
 @click.pass_context
-def show(ctx, run_ref, output_format, output, jobfile):
-    """Show a stored RUN (a number, 'last' or 'last~N') again."""
+def show(ctx, run_ref, output_format, output, jobfile, flat, series):
+    """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
     with open_store(ctx) as store:
         record = store.get_run(store.resolve_run_id(run_ref))
     if jobfile:
         write_output("\n".join(t.jobfile for t in record.tests), output)
+    elif series:
+        if output_format != "table" or output not in (None, "-"):
+            raise click.UsageError("--series prints tables to the terminal; 'show --format json' carries the series")
+        tables = series_tables(record)
+        if not tables:
+            click.echo(f"run {record.info.id} has no time series; set log_interval (e.g. \"1s\") in a suite to log one")
+        for table in tables:
+            stdout_console().print(render_series_table(table))
     elif output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        view = None if flat else build_view(record)
+        if view:
+            stdout_console().print(view_table(view))
         stdout_console().print(results_table(record.info, result_rows(record)))
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
     else:
-        write_output(EXPORTERS[output_format](record), output)
+        write_output(EXPORTERS[output_format](record, flat=flat), output)

@@ -1,17 +1,21 @@
-"""`disklab suites`: the suites that exist, what they measure and how long they take."""
+"""`disklab suites`: the suites that exist, what they measure, how long they take, and their tests."""
 
 import click
 from rich.table import Table
 
 from disklab.cli.common import stdout_console
 from disklab.plan import build_plan
+from disklab.report.table import plan_table
 from disklab.suite.loader import builtin_names, load_suite
 from disklab.units import format_duration
 
 
-@click.command()
-def suites():
-    """List the built-in suites with their tests and estimated time."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def suites(ctx):
+    """List the built-in suites with their tests and estimated time (or 'show NAME')."""
+    if ctx.invoked_subcommand:
+        return
     table = Table()
     for heading in ("Suite", "Tests", "Estimated time", "What it measures"):
         table.add_column(heading)
@@ -19,4 +23,20 @@ def suites():
         plan = build_plan(load_suite(name))
         table.add_row(name, str(len(plan.tests)), format_duration(plan.estimated_seconds()), plan.suite.description)
     stdout_console().print(table)
-    stdout_console().print("A suite file of your own runs with 'disklab run FILE.toml --target DIR'.")
+    stdout_console().print("'disklab suites show NAME' lists every test; a suite file of your own runs with "
+                           "'disklab run FILE.toml --target DIR'.")
+
+
+@suites.command()
+@click.argument("suite")
+def show(suite):
+    """Every test SUITE (a name or a .toml file) expands to, with its parameters."""
+    plan = build_plan(load_suite(suite))
+    console = stdout_console()
+    console.print(f"{plan.suite.name}: {plan.suite.description}")
+    console.print(plan_table(plan, f"{len(plan.tests)} tests, estimated {format_duration(plan.estimated_seconds())} "
+                                   "(regions are fitted to the target when it runs)"))
+    if plan.suite.view:
+        view = plan.suite.view
+        columns = " x ".join(view.columns) or "-"
+        console.print(f"shown as: rows by {view.rows}, columns by {columns}, cells: {', '.join(view.values)}")

@@ -7,11 +7,12 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
 from disklab.errors import FioError
+from disklab.fio.jobfile import LOG_PREFIX
 
 # How long fio gets to stop after SIGTERM before it is killed.
 STOP_GRACE_S = 5.0
@@ -23,6 +24,7 @@ class FioRun:
     output: str  # fio's JSON output, verbatim
     stderr: str
     returncode: int
+    logs: dict[str, str] = field(default_factory=dict)  # fio's log files (log_interval), file name -> text
 
 
 class Executor(Protocol):
@@ -43,9 +45,10 @@ class SubprocessExecutor:
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
             with open(Path(folder) / "stderr", "w+") as stderr:
                 # Own session: the terminal's Ctrl-C reaches disklab only, which then stops fio itself.
+                # Working directory in the private folder: fio writes its log files (log_interval) there.
                 process = subprocess.Popen(
                     command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-                    preexec_fn=_die_with_parent,
+                    preexec_fn=_die_with_parent, cwd=folder,
                 )
                 try:
                     while process.poll() is None:
@@ -58,9 +61,10 @@ class SubprocessExecutor:
                 stderr.seek(0)
                 error_text = stderr.read()
             output = out_path.read_text() if out_path.exists() else ""
+            logs = {path.name: path.read_text() for path in sorted(Path(folder).glob(f"{LOG_PREFIX}_*.log"))}
         if process.returncode != 0 or not output.strip():
             raise FioError(f"fio failed (exit {process.returncode}): {summarise_stderr(error_text or output)}")
-        return FioRun(output=output, stderr=error_text, returncode=process.returncode)
+        return FioRun(output=output, stderr=error_text, returncode=process.returncode, logs=logs)
 
 
 def stop_process(process: subprocess.Popen) -> None:

@@ -1,6 +1,7 @@
 """Render one test as a plain fio job file that anyone can run with fio alone."""
 
 import re
+from pathlib import Path
 
 from disklab import __version__
 from disklab.plan import file_set_name, sequential_job_slice
@@ -97,14 +98,37 @@ def _logs(test: TestSpec) -> list[str]:
         f"write_iops_log={LOG_PREFIX}",
         f"write_bw_log={LOG_PREFIX}",
         f"write_lat_log={LOG_PREFIX}",
-        f"log_avg_msec={int(test.log_interval * 1000)}",
+        f"log_avg_msec={log_avg_msec(test)}",
     ]
 
 
+def log_avg_msec(test: TestSpec) -> int:
+    """The logging window in fio's whole milliseconds; the log parser buckets samples by the same number."""
+    return round(test.log_interval * 1000)
+
+
 def _seconds(value: float) -> str:
-    return f"{int(value)}" if value == int(value) else f"{int(value * 1000)}ms"
+    return f"{int(value)}" if value == int(value) else f"{round(value * 1000)}ms"
 
 
 def _escape(path: str) -> str:
     # fio splits filename on ':' (several files); a literal colon must be escaped.
     return path.replace(":", "\\:")
+
+
+def write_jobfiles(jobfiles: list[tuple[str, str]], folder: Path) -> list[Path]:
+    """One numbered fio job file per test, and a script that runs them all in order with fio alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for seq, (label, text) in enumerate(jobfiles, start=1):
+        path = folder / f"{seq:03d}-{job_section_name(label)}.fio"
+        path.write_text(text)
+        written.append(path)
+    script = folder / "run-all.sh"
+    script.write_text(
+        "#!/bin/sh\n# Runs every job file here with fio alone, each result beside its job file.\nset -e\n"
+        'cd "$(dirname "$0")"\n'
+        'for job in *.fio; do fio --output-format=json+ --output="${job%.fio}.json" "$job"; done\n'
+    )
+    script.chmod(0o755)
+    return written

@@ -62,7 +62,7 @@ def parse_fio_output(output: str) -> FioReport:
 
 def _job(job: dict) -> JobResult:
     directions = tuple(_direction(name, job[name]) for name in DIRECTIONS if job.get(name, {}).get("total_ios", 0) > 0)
-    if job.get("sync", {}).get("total_ios", 0) > 0 and directions:
+    if _sync_count(job.get("sync", {})) > 0 and directions:
         write = next((d for d in directions if d.direction == "write"), directions[-1])
         directions += (_sync(job["sync"], write),)
     return JobResult(
@@ -74,15 +74,21 @@ def _job(job: dict) -> JobResult:
     )
 
 
+def _sync_count(sync: dict) -> int:
+    """fio 3.33 counts fsync calls in total_ios but leaves it 0 for fdatasync; its latency N counts both."""
+    return int(sync.get("total_ios", 0)) or int(sync.get("lat_ns", {}).get("N", 0))
+
+
 def _sync(sync: dict, write: DirectionMetrics) -> DirectionMetrics:
     """fsync/fdatasync calls: their count over the write phase's runtime, and their own latency."""
     lat = sync["lat_ns"]
     percentiles = lat.get("percentile", {})
+    count = _sync_count(sync)
     return DirectionMetrics(
         direction="sync",
         io_bytes=0,
-        total_ios=int(sync["total_ios"]),
-        iops=int(sync["total_ios"]) / (write.runtime_ms / 1000) if write.runtime_ms else 0.0,
+        total_ios=count,
+        iops=count / (write.runtime_ms / 1000) if write.runtime_ms else 0.0,
         bw_bytes_per_s=0.0,
         runtime_ms=write.runtime_ms,
         lat_mean_ns=float(lat["mean"]),

@@ -3,6 +3,7 @@
 from rich.table import Table
 
 from disklab.plan import Plan
+from disklab.suite.model import TestSpec
 from disklab.report.rows import ResultRow
 from disklab.store.repository import RunInfo
 from disklab.units import format_size
@@ -45,12 +46,22 @@ def format_us(value: float | None) -> str:
 def plan_table(plan: Plan, title: str) -> Table:
     """Every test of a plan with the parameters fio will get."""
     table = Table(title=title, title_justify="left")
-    for heading in ("#", "Test", "rw", "bs", "QD", "jobs", "size", "runtime", "ramp", "writes"):
+    for heading in ("#", "Test", "rw", "bs", "QD", "jobs", "data", "runtime", "pause", "writes"):
         table.add_column(heading, no_wrap=heading == "Test")
     for seq, test in enumerate(plan.tests, start=1):
         table.add_row(
             str(seq), test.label, test.fio_rw + (f" {test.rwmixread}% read" if test.direction == "mixed" else ""),
-            format_size(test.bs), str(test.iodepth), str(test.jobs), format_size(test.size), f"{test.runtime:g}s",
-            f"{test.ramp:g}s", "yes" if test.writes else "no",
+            test.bssplit or format_size(test.bs), str(test.iodepth), str(test.jobs), _data(test),
+            f"{'' if test.time_based else '≤'}{test.runtime:g}s", f"{test.pause:g}s", "yes" if test.writes else "no",
         )
     return table
+
+
+def _data(test: TestSpec) -> str:
+    """Where the test does its I/O: a region of the target, or a set of files."""
+    if test.file_set:
+        return f"{test.nrfiles} x {format_size(test.filesize)}"
+    if test.size is None:
+        return "whole target" if test.region == "whole" else f"{test.region} of target"
+    region = format_size(test.size)
+    return f"{region} at {format_size(test.offset)}" if test.offset else region

@@ -49,9 +49,8 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in sql.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in _statements(sql):
+                conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, now_iso()),
@@ -60,6 +59,18 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a script at the semicolons that end statements (not those inside literals or triggers)."""
+    statements, pending = [], ""
+    for piece in sql.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending)
+            pending = ""
+    return statements
 
 
 @contextmanager

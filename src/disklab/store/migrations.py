@@ -62,6 +62,21 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX tests_by_run ON tests (run_id, seq);
         """,
     ),
+    (
+        2,
+        "series",
+        # Per-interval values of tests with log_interval, jobs combined (fio/logs.py); kinds carry their unit.
+        """
+        CREATE TABLE series (
+            test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim')),
+            t_ms INTEGER NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (test_id, kind, direction, t_ms)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

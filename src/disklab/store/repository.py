@@ -8,6 +8,7 @@ from pathlib import Path
 
 from disklab.env.host import process_alive
 from disklab.errors import UserError
+from disklab.fio.logs import Series, SeriesPoint, series_order
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.db import connect, now_iso, translate_errors
 
@@ -64,6 +65,7 @@ class StoredTest:
     usr_cpu_percent: float
     sys_cpu_percent: float
     metrics: tuple[DirectionMetrics, ...]
+    series: tuple[Series, ...] = ()  # only tests with log_interval have any
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,9 @@ class Store:
 
     def add_test(
         self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,
-        started_at: str, job: JobResult,
+        started_at: str, job: JobResult, series: tuple[Series, ...] = (),
     ) -> int:
-        """One transaction per test: the test and its metrics land together or not at all."""
+        """One transaction per test: the test, its metrics and its series land together or not at all."""
         with translate_errors(self.path):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -128,6 +130,10 @@ class Store:
                             *(m.clat_percentiles_ns.get(p) for p in PERCENTILES.values()),
                         ),
                     )
+                self.conn.executemany(
+                    "INSERT INTO series (test_id, kind, direction, t_ms, value) VALUES (?, ?, ?, ?, ?)",
+                    ((test_id, s.kind, s.direction, p.t_ms, p.value) for s in series for p in s.points),
+                )
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
@@ -183,10 +189,18 @@ class Store:
             metric_rows = self.conn.execute(
                 "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
             ).fetchall()
+            series_rows = self.conn.execute(
+                """SELECT series.* FROM series JOIN tests ON tests.id = series.test_id WHERE tests.run_id = ?
+                   ORDER BY series.test_id, series.t_ms""",
+                (run_id,),
+            ).fetchall()
         metrics_by_test: dict[int, list[DirectionMetrics]] = {}
         for m in metric_rows:
             metrics_by_test.setdefault(m["test_id"], []).append(_metrics(m))
-        tests = tuple(_stored_test(t, metrics_by_test.get(t["id"], [])) for t in test_rows)
+        series_by_test = _series_by_test(series_rows)
+        tests = tuple(
+            _stored_test(t, metrics_by_test.get(t["id"], []), series_by_test.get(t["id"], ())) for t in test_rows
+        )
         return RunRecord(info=_run_info(row), suite_text=row["suite_text"], tests=tests)
 
 
@@ -206,13 +220,28 @@ def _run_info(row: sqlite3.Row) -> RunInfo:
     )
 
 
-def _stored_test(row: sqlite3.Row, metrics: list[DirectionMetrics]) -> StoredTest:
+def _stored_test(row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...]) -> StoredTest:
     return StoredTest(
         id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]), jobfile=row["jobfile"],
         fio_output=row["fio_output"], started_at=row["started_at"], finished_at=row["finished_at"],
         usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
-        metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])),
+        metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
     )
+
+
+def _series_by_test(rows: list[sqlite3.Row]) -> dict[int, tuple[Series, ...]]:
+    """Rows come in time order; series are returned in the parser's order."""
+    points: dict[int, dict[tuple[str, str], list[SeriesPoint]]] = {}
+    for row in rows:
+        key = (row["kind"], row["direction"])
+        points.setdefault(row["test_id"], {}).setdefault(key, []).append(SeriesPoint(row["t_ms"], row["value"]))
+    return {
+        test_id: tuple(
+            Series(kind, direction, tuple(by_key[kind, direction]))
+            for kind, direction in sorted(by_key, key=series_order)
+        )
+        for test_id, by_key in points.items()
+    }
 
 
 def _metrics(row: sqlite3.Row) -> DirectionMetrics:

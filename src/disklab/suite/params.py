@@ -115,6 +115,14 @@ def _bit_depth(value: Any) -> int:
     return value
 
 
+def _log_interval(value: Any) -> float:
+    """fio's logging windows are whole milliseconds; a window of 0 would log every single I/O."""
+    seconds = parse_duration(value)
+    if seconds < 0.001:
+        raise ValueError(f"{value!r} is shorter than 1ms, fio's shortest logging window")
+    return seconds
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -144,7 +152,7 @@ PARAMS: dict[str, Param] = {
         Param("rate", _optional(_positive_size), None, "bandwidth limit per job in bytes/s, e.g. 100M"),
         Param("rate_iops", _optional(_int_range(1, 10**9)), None, "IOPS limit per job"),
         Param("sync", _choice(*SYNC_MODES), "none", "flush after every write: fsync, fdatasync, or dsync (O_DSYNC)"),
-        Param("log_interval", _optional(parse_duration), None, "log IOPS, bandwidth and latency every interval, e.g. 1s"),
+        Param("log_interval", _optional(_log_interval), None, "log IOPS, bandwidth and latency every interval, e.g. 1s"),
         Param("frame_size", _optional(_frame_size), None, "video frame in pixels, e.g. 5120x2700: one file per frame"),
         Param("bit_depth", _bit_depth, 10, "bits per colour channel of a video frame (RGB)"),
         Param("fps", _int_range(1, 1000), 24, "video frame rate: frames per second each frame test must hold"),

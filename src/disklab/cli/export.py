@@ -1,0 +1,54 @@
+"""`disklab export`: a suite as plain fio job files, so anyone can check disklab's numbers with fio alone."""
+
+from pathlib import Path
+
+import click
+
+from disklab.cli.common import stderr_console
+from disklab.cli.options import plan_options
+from disklab.cli.run import plan_for_target, plan_remarks
+from disklab.errors import FioError
+from disklab.fio.features import choose_engine, detect_fio
+from disklab.fio.jobfile import render_jobfile, write_jobfiles
+from disklab.plan import build_plan, fit_to_target, resolve_engines
+from disklab.suite.loader import load_suite
+from disklab.targets.target import resolve_target
+
+# Without a target, the job files name it through fio's own environment-variable expansion.
+TARGET_PLACEHOLDER = "${DISKLAB_TARGET}"
+DIRECTORY_PLACEHOLDER = "${DISKLAB_DIR}"
+# For 'auto' when no fio is installed here to say what works.
+FALLBACK_ENGINE = "libaio"
+# Logical block size assumed without a target: the smallest there is, so no size is skipped.
+ASSUMED_LOGICAL_BLOCK_SIZE = 512
+
+
+@click.command()
+@click.argument("suite")
+@click.option("--fio", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write the job files to (made if missing).")
+@click.option("--target", "-t", help="Fit the tests to this target; without it the files use ${DISKLAB_TARGET}.")
+@plan_options
+def export(suite, folder, target, overrides, read_only):
+    """Write SUITE as one fio job file per test, plus run-all.sh, into a folder."""
+    if target:
+        resolved = resolve_target(target)
+        plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
+        filename, directory = resolved.test_path, resolved.file_set_dir
+    else:
+        plan = build_plan(load_suite(suite), overrides, read_only)
+        plan = fit_to_target(plan, None, ASSUMED_LOGICAL_BLOCK_SIZE, is_directory=True)
+        filename, directory = TARGET_PLACEHOLDER, DIRECTORY_PLACEHOLDER
+    try:
+        fio = detect_fio()
+        plan = resolve_engines(plan, lambda wanted: choose_engine(fio, wanted))
+    except FioError:
+        plan = resolve_engines(plan, lambda wanted: FALLBACK_ENGINE if wanted == "auto" else wanted)
+        stderr_console().print(f"fio is not installed here: tests set to 'auto' use {FALLBACK_ENGINE}")
+    for line in plan_remarks(plan):
+        stderr_console().print(line)
+    jobfiles = [(t.label, render_jobfile(t, filename, directory, plan.suite.name)) for t in plan.tests]
+    written = write_jobfiles(jobfiles, folder)
+    stderr_console().print(f"wrote {len(written)} fio job files and run-all.sh to {folder}")
+    if not target:
+        stderr_console().print("set DISKLAB_TARGET (and DISKLAB_DIR for file sets) in the environment before running them")

@@ -1,0 +1,52 @@
+"""Options shared by the commands that build a plan (run, export), derived from the parameter registry."""
+
+import functools
+
+import click
+
+from disklab.plan import Overrides
+from disklab.suite.params import PARAMS
+from disklab.units import parse_duration, parse_size
+
+
+def _converter(parse):
+    def convert(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return convert
+
+
+def _scale(value: str) -> float:
+    scale = float(value)
+    if not 0 < scale <= 1:
+        raise ValueError(f"{value} is not a factor above 0 and at most 1")
+    return scale
+
+
+_OVERRIDES = (
+    click.option("--size", callback=_converter(parse_size), help=f"Override the {PARAMS['size'].help}."),
+    click.option("--runtime", callback=_converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}."),
+    click.option("--ramp", callback=_converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}."),
+    click.option("--pause", callback=_converter(parse_duration), help=f"Override the {PARAMS['pause'].help}."),
+    click.option("--scale", callback=_converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01."),
+    click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio)."),
+    click.option("--read-only", is_flag=True, help="Only the tests that do not write."),
+)
+
+
+def plan_options(command):
+    """Adds the override options; the command receives them as one `overrides` argument and `read_only`."""
+
+    @functools.wraps(command)
+    def wrapper(*args, size, runtime, ramp, pause, scale, engine, **kwargs):
+        overrides = Overrides(runtime=runtime, ramp=ramp, pause=pause, size=size, engine=engine, scale=scale)
+        return command(*args, overrides=overrides, **kwargs)
+
+    for option in reversed(_OVERRIDES):
+        wrapper = option(wrapper)
+    return wrapper

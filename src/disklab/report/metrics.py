@@ -1,0 +1,93 @@
+"""The figures a suite view can show (disklab.suite.model.METRICS): heading, unit, and how each comes from stored tests.
+
+A view's cell usually holds one test; several tests land in one cell when a group repeats or when a parameter
+the view does not show varies. Each figure says how it combines them, without averaging what cannot be averaged.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from disklab.fio.parse import DIRECTIONS, DirectionMetrics, count_slower_than
+from disklab.report.table import format_us
+from disklab.store.repository import StoredTest
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    heading: str  # a column heading, unit included
+    unit: str  # written after the number where a cell shows its test's own metric
+    compute: Callable[[Sequence[StoredTest]], float | None]  # the tests of one cell -> the figure, None: none
+    format: Callable[[float], str]
+    note: str  # how the figure is made, for the view's notes
+
+
+def _data_directions(tests: Sequence[StoredTest]) -> list[DirectionMetrics]:
+    """read, write and trim: the 'sync' pseudo-direction counts flush calls, not I/O."""
+    return [m for t in tests for m in t.metrics if m.direction in DIRECTIONS]
+
+
+def _iops(tests: Sequence[StoredTest]) -> float:
+    return sum(m.iops for m in _data_directions(tests)) / len(tests)
+
+
+def _mb_per_s(tests: Sequence[StoredTest]) -> float:
+    return sum(m.bw_bytes_per_s for m in _data_directions(tests)) / 1e6 / len(tests)
+
+
+def _lat_mean_us(tests: Sequence[StoredTest]) -> float | None:
+    directions = _data_directions(tests)
+    ios = sum(m.total_ios for m in directions)
+    return sum(m.lat_mean_ns * m.total_ios for m in directions) / ios / 1e3 if ios else None
+
+
+def _worst_p99_us(directions: list[DirectionMetrics]) -> float | None:
+    p99s = [m.clat_percentiles_ns["p99"] for m in directions if "p99" in m.clat_percentiles_ns]
+    return max(p99s) / 1e3 if p99s else None
+
+
+def _clat_p99_us(tests: Sequence[StoredTest]) -> float | None:
+    return _worst_p99_us(_data_directions(tests))
+
+
+def _sync_p99_us(tests: Sequence[StoredTest]) -> float | None:
+    return _worst_p99_us([m for t in tests for m in t.metrics if m.direction == "sync"])
+
+
+def _frames_missed(tests: Sequence[StoredTest]) -> float | None:
+    counts = [_test_frames_missed(t) for t in tests]
+    return None if None in counts else sum(counts) / len(counts)
+
+
+def _test_frames_missed(test: StoredTest) -> int | None:
+    """One request per frame: a frame is missed when its request completes after 1/fps."""
+    if test.params.get("frame_size") is None:
+        return None
+    deadline_ns = 1e9 / test.params["fps"]
+    counts = [count_slower_than(test.fio_output, m.direction, deadline_ns) for m in _data_directions([test])]
+    return None if None in counts else sum(counts)
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _mb(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+REGISTRY: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("iops", "IOPS", "IOPS", _iops, _count, ""),
+        Metric("mb_per_s", "MB/s", "MB/s", _mb_per_s, _mb, "MB/s = 10^6 bytes/s"),
+        Metric("lat_mean_us", "mean lat µs", "µs mean", _lat_mean_us, format_us,
+               "mean lat: total latency, weighted by each direction's I/O count"),
+        Metric("clat_p99_us", "worst p99 µs", "µs p99", _clat_p99_us, format_us,
+               "worst p99: the larger of the directions' completion-latency p99 (percentiles cannot be averaged)"),
+        Metric("sync_p99_us", "sync p99 µs", "µs sync p99", _sync_p99_us, format_us,
+               "sync p99: latency p99 of the fsync/fdatasync calls"),
+        Metric("frames_missed", "frames missed", "frames missed", _frames_missed, _count,
+               "frames missed: frame requests that completed later than 1/fps"),
+    )
+}

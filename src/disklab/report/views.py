@@ -1,0 +1,181 @@
+"""Suite views: a run's results laid out as the suite's [view] declares, the shape in which its method was published."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from disklab.errors import UserError
+from disklab.plan import expand_suite
+from disklab.report.metrics import REGISTRY
+from disklab.store.repository import RunRecord, StoredTest
+from disklab.suite.loader import parse_suite
+from disklab.suite.model import Suite
+from disklab.units import format_size
+
+NOT_AVAILABLE = "n/a"
+_FIELD_HEADINGS = {
+    "group": "Test", "bs": "Block size", "rwmixread": "Read share", "iodepth": "Queue depth", "jobs": "Jobs",
+    "size": "Data set", "direction": "Direction", "pattern": "Pattern", "sync": "Sync", "nrfiles": "Files",
+}
+_SIZE_FIELDS = ("bs", "size", "filesize", "rate")
+_DURATION_FIELDS = ("runtime", "ramp", "pause", "log_interval")
+
+
+@dataclass(frozen=True)
+class Column:
+    heading: str
+    metric: str | None  # the figure of every cell below; None: each cell shows its own test's metric, with its unit
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None  # None: no such test ran (skipped, left out, interrupted), or the figure does not apply
+    metric: str | None  # the name in METRICS the value is; None only for an empty cell whose metric is unknown
+
+
+@dataclass(frozen=True)
+class Pivot:
+    title: str
+    row_heading: str
+    rows: tuple[str, ...]
+    columns: tuple[Column, ...]
+    cells: tuple[tuple[Cell, ...], ...]  # a tuple per row, a cell per column
+    notes: tuple[str, ...]
+
+
+def stored_suite(record: RunRecord) -> Suite | None:
+    """The suite as the run stored it; one this disklab cannot read has no view, and its tests still show flat."""
+    try:
+        where = f"the suite of run {record.info.id}"
+        return parse_suite(record.suite_text, source=record.info.suite_source, where=where)
+    except UserError:
+        return None
+
+
+def build_view(record: RunRecord) -> Pivot | None:
+    """The run's view, or None when its suite declares none."""
+    suite = stored_suite(record)
+    if suite is None or suite.view is None:
+        return None
+    title = f"run {record.info.id} · {suite.name}" + (f" · {suite.description}" if suite.description else "")
+    return pivot(suite, record.tests, title)
+
+
+def pivot(suite: Suite, tests: Sequence[StoredTest], title: str) -> Pivot:
+    """The suite's view over the tests that ran; a planned test that did not run leaves its cells None."""
+    view = suite.view
+    row_fields = (view.rows,)
+    planned = [t.params() for t in expand_suite(suite)]
+    stored = [t.params for t in tests]
+    row_keys = _axis(row_fields, planned, stored)
+    column_keys = _axis(view.columns, planned, stored)
+    by_cell: dict[tuple, list[StoredTest]] = {}
+    own_metric: dict[tuple, str] = {}
+    for test in tests:
+        by_cell.setdefault((_key(test.params, row_fields), _key(test.params, view.columns)), []).append(test)
+    for params in planned + stored:
+        if "metric" in params:
+            own_metric[_key(params, row_fields), _key(params, view.columns)] = params["metric"]
+    columns = tuple(
+        Column(_heading(view.columns, key, value), None if value == "metric" else value)
+        for key in column_keys for value in view.values
+    )
+    cells = []
+    for row_key in row_keys:
+        row = []
+        for column_key in column_keys:
+            cell_tests = by_cell.get((row_key, column_key), [])
+            for value in view.values:
+                metric = own_metric.get((row_key, column_key)) if value == "metric" else value
+                figure = REGISTRY[metric].compute(cell_tests) if cell_tests and metric else None
+                row.append(Cell(figure, metric))
+        cells.append(tuple(row))
+    combined = sum(len(group) > 1 for group in by_cell.values())
+    return Pivot(
+        title=title,
+        row_heading=_FIELD_HEADINGS.get(view.rows, view.rows),
+        rows=tuple(axis_label(view.rows, key[0]) for key in row_keys),
+        columns=columns,
+        cells=tuple(cells),
+        notes=_notes(cells, combined, mixed=any(t.params["direction"] == "mixed" for t in tests)),
+    )
+
+
+def _key(params: dict, fields: tuple[str, ...]) -> tuple:
+    return tuple(params.get(field) for field in fields)
+
+
+def _axis(fields: tuple[str, ...], planned: list[dict], stored: list[dict]) -> list[tuple]:
+    """Keys ordered by each field's values in order of first appearance, the first field varying slowest.
+
+    The planned tests keep the published shape, so tests that did not run show as n/a; but when no stored
+    test matches any planned key, the plan rewrote the field (a --size, frames rounding a data set) and
+    only what ran is shown.
+    """
+    ran = [_key(p, fields) for p in stored]
+    shape = [_key(p, fields) for p in planned]
+    if ran and not set(ran) & set(shape):
+        shape = []
+    keys = list(dict.fromkeys(shape + ran))
+    firsts = [list(dict.fromkeys(key[i] for key in keys)) for i in range(len(fields))]
+    return sorted(keys, key=lambda key: tuple(firsts[i].index(v) for i, v in enumerate(key)))
+
+
+def _heading(fields: tuple[str, ...], key: tuple, value: str) -> str:
+    parts = [axis_label(field, v) for field, v in zip(fields, key)]
+    if value != "metric":
+        parts.append(REGISTRY[value].heading)
+    return " ".join(parts) or "result"
+
+
+def axis_label(field: str, value) -> str:
+    """A parameter value as the published tables write it: 4KiB, 4 jobs, 70 % read, QD16."""
+    if value is None:
+        return "all" if field == "size" else "-"
+    if field in _SIZE_FIELDS:
+        return format_size(value)
+    if field in _DURATION_FIELDS:
+        return f"{value:g}s"
+    if field == "jobs":
+        return f"{value} job" if value == 1 else f"{value} jobs"
+    if field == "rwmixread":
+        return f"{value} % read"
+    if field == "iodepth":
+        return f"QD{value}"
+    if field == "nrfiles":
+        return f"{value:,} files" if value != 1 else "1 file"
+    return str(value)
+
+
+def _notes(cells: list[tuple[Cell, ...]], combined: int, mixed: bool) -> tuple[str, ...]:
+    used = {cell.metric for row in cells for cell in row}
+    notes = [metric.note for name, metric in REGISTRY.items() if name in used and metric.note]
+    if mixed and used & {"iops", "mb_per_s"}:
+        notes.insert(0, "IOPS and MB/s of mixed tests are read + write")
+    if any(cell.value is None for row in cells for cell in row):
+        notes.append(f"{NOT_AVAILABLE}: no such test ran (skipped, left out, interrupted) or the figure does not apply")
+    if combined:
+        notes.append(
+            f"{combined} cells combine several tests (repeats, or parameters the view does not show): "
+            "IOPS, MB/s and frames are the mean per test, latency pools their I/O, p99 is the worst"
+        )
+    return tuple(dict.fromkeys(notes))
+
+
+def cell_text(cell: Cell, column: Column) -> str:
+    if cell.value is None:
+        return NOT_AVAILABLE
+    metric = REGISTRY[cell.metric]
+    return metric.format(cell.value) if column.metric else f"{metric.format(cell.value)} {metric.unit}"
+
+
+def view_table(view: Pivot) -> Table:
+    """The view in the terminal, before the per-test table."""
+    table = Table(title=view.title, title_justify="left", caption=" · ".join(view.notes), caption_justify="left")
+    table.add_column(view.row_heading, no_wrap=True)
+    for column in view.columns:
+        table.add_column(column.heading, justify="right")
+    for label, cells in zip(view.rows, view.cells):
+        table.add_row(label, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
+    return table

@@ -1,0 +1,68 @@
+"""Every built-in suite runs end to end on a small file, and exported job files are the ones disklab runs."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from disklab.plan import build_plan
+from disklab.suite.loader import builtin_names, load_suite
+from tests.integration.conftest import NEEDS_FIO, Disklab
+
+pytestmark = [pytest.mark.integration, NEEDS_FIO]
+
+SMALL = ["--runtime", "1", "--ramp", "0", "--pause", "0"]
+# File-set suites shrink by --scale (their sets are many files); the rest by --size.
+SHRINK = {"smallfiles": ["--scale", "0.001"], "video": ["--scale", "0.004"]}
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_each_builtin_suite_runs_on_a_small_file(disklab: Disklab, tmp_path: Path, name: str) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    shrink = SHRINK.get(name, ["--size", "128M"])
+    result = disklab("run", name, "--target", str(target), *SMALL, *shrink)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(disklab("show", "last", "--format", "json").stdout)
+    assert document["run"]["status"] == "complete"
+    expected = len(build_plan(load_suite(name)).tests) - sum("skipped:" in line for line in result.stderr.splitlines())
+    assert len(document["tests"]) == expected
+    for test in document["tests"]:
+        data = {d: m for d, m in test["metrics"].items() if d != "sync"}
+        assert data, test["label"]
+        assert all(m["iops"] > 0 and m["bw_bytes_per_s"] > 0 for m in data.values()), test["label"]
+    assert list(target.iterdir()) == [], "disklab's test files and file sets are removed"
+
+
+def test_exported_job_files_are_the_ones_a_run_executes_and_fio_runs_them(disklab: Disklab, tmp_path: Path) -> None:
+    target, exported = tmp_path / "target", tmp_path / "exported"
+    target.mkdir()
+    options = ["--runtime", "1", "--ramp", "0", "--size", "64M"]
+    assert disklab("run", "quick", "--target", str(target), *options).returncode == 0
+    stored = [row["jobfile"] for row in disklab.tests(disklab.runs()[0]["id"])]
+    result = disklab("export", "quick", "--fio", str(exported), "--target", str(target), *options)
+    assert result.returncode == 0, result.stderr
+    files = sorted(exported.glob("*.fio"))
+    assert len(files) == len(stored) == 8
+    same_file = re.compile(r"disklab-[^/\n]+\.testfile")
+    for path, jobfile in zip(files, stored):
+        assert same_file.sub("TESTFILE", path.read_text()) == same_file.sub("TESTFILE", jobfile)
+    # fio alone: the placeholder form, with the target named in the environment.
+    placeholder = tmp_path / "placeholder"
+    assert disklab("export", "quick", "--fio", str(placeholder), *options).returncode == 0
+    env = {**disklab.env, "DISKLAB_TARGET": str(target / "alone.dat")}
+    job = sorted(placeholder.glob("*.fio"))[4]  # RND4K Q32T1 read
+    output = subprocess.run(["fio", "--output-format=json", str(job)], capture_output=True, text=True, env=env,
+                            check=True).stdout
+    assert json.loads(output)["jobs"][0]["read"]["iops"] > 0
+    assert (placeholder / "run-all.sh").stat().st_mode & 0o111
+
+
+def test_dry_run_of_a_suite_shows_its_fitted_plan_and_notes(disklab: Disklab, tmp_path: Path) -> None:
+    result = disklab("run", "matrix", "--target", str(tmp_path), "--size", "256M", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "note: 6. Throughput, sequential, last 5 GB read 1j: region last:5GB scaled down" in result.stdout
+    assert "estimated duration" in result.stdout and list(tmp_path.iterdir()) == []
+

@@ -1,0 +1,36 @@
+"""The ETA follows the plan, then the pace the finished tests actually ran at (fake clock, no real timing)."""
+
+import io
+
+from rich.console import Console
+
+from disklab.cli import progress as progress_module
+from disklab.cli.progress import RunProgress
+from disklab.plan import build_plan, estimate_test_seconds
+from disklab.suite.loader import parse_suite
+
+SUITE = 'name = "p"\n[defaults]\nruntime = 4\n[[group]]\nname = "g"\niodepth = [1, 2, 4, 8]\n'
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_eta_starts_from_the_plan_and_learns_the_pace(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(progress_module.time, "monotonic", clock)
+    plan = build_plan(parse_suite(SUITE, "p.toml", "p.toml"))
+    per_test = estimate_test_seconds(plan.tests[0])
+    output = io.StringIO()
+    progress = RunProgress(plan, Console(file=output, width=200), layout_bytes=0)
+    assert progress.remaining() == 4 * per_test
+    progress.test_started(0, plan.tests[0])
+    clock.now += 2 * per_test  # the first test takes twice its estimate
+    progress.test_finished(0, plan.tests[0], job=type("Job", (), {"directions": ()})())
+    progress.test_started(1, plan.tests[1])
+    assert progress.remaining() == 3 * per_test * 2
+    assert "[2/4] g iodepth=2" in output.getvalue()  # not a terminal: one line per test
