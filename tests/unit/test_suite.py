@@ -90,10 +90,15 @@ def test_unknown_suite_names_the_builtin_ones():
         load_suite("no-such-suite")
 
 
-_fields = st.sampled_from(["name", "description", "label", "bs", "iodepth", "jobs", "pattern", "direction",
-                           "rwmixread", "runtime", "size", "direct", "engine", "bogus"])
+_fields = st.sampled_from(["name", "description", "label", "metric", "repeat", "bs", "bssplit", "iodepth", "jobs",
+                           "pattern", "direction", "rwmixread", "region", "runtime", "time_based", "size", "nrfiles",
+                           "filesize", "pause", "rate", "rate_iops", "sync", "log_interval", "frame_size", "bit_depth",
+                           "fps", "direct", "engine", "rows", "columns", "values", "bogus"])
 _literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]', '[1, "a"]', '["read", "write"]',
-                             'true', '1.5', '"sequential"', '{a = 1}', '"{nope}"', '"{bs} {iodepth}"', '"1s"', '"-5s"'])
+                             'true', '1.5', '"sequential"', '{a = 1}', '"{nope}"', '"{bs} {iodepth}"', '"1s"', '"-5s"',
+                             '"all"', '"first:10%"', '"last:5GB"', '"first:0%"', '"middle:1G"', '"4k/50:8k/50"',
+                             '"4k/50:8k/40"', '"fsync"', '"5120x2700"', '"0x10"', '10', '"iops"', '"mb_per_s"',
+                             '["iops"]', '["bs"]', '"group"', '"none"', '"0s"', '"0.5ms"'])
 
 
 @settings(max_examples=400, deadline=None)
@@ -101,7 +106,7 @@ _literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]'
     line=st.integers(0, GRID.count("\n")),
     field=_fields,
     literal=_literals,
-    section=st.sampled_from(["", "[defaults]\n", "[[group]]\n"]),
+    section=st.sampled_from(["", "[defaults]\n", "[[group]]\n", "[view]\n"]),
 )
 def test_any_mutated_suite_gives_a_user_error_or_a_valid_plan(line, field, literal, section):
     lines = GRID.splitlines()
@@ -110,8 +115,14 @@ def test_any_mutated_suite_gives_a_user_error_or_a_valid_plan(line, field, liter
         plan = build_plan(parse_suite("\n".join(lines), "x", "fuzz.toml"))
     except UserError as err:
         assert str(err).startswith("fuzz.toml: ")
+        return
+    assert plan.tests and all(t.bs > 0 and t.iodepth >= 1 for t in plan.tests)
+    try:  # fitting to a target may refuse (as a UserError), never crash
+        fitted = fit_to_target(plan, 2**30, 512, is_directory=True)
+    except UserError as err:
+        assert "\n" not in str(err)
     else:
-        assert plan.tests and all(t.bs > 0 and t.iodepth >= 1 for t in plan.tests)
+        assert all(t.offset + (t.size or 0) <= 2**30 for t in fitted.tests if not t.file_set)
 
 
 @settings(max_examples=200, deadline=None)

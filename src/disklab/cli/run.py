@@ -28,7 +28,7 @@ from disklab.units import format_duration
 
 @click.command()
 @click.argument("suite")
-@click.option("--target", "-t", required=True, help="Directory (a test file is made there), file, or block device.")
+@click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
 @plan_options
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
@@ -37,6 +37,11 @@ from disklab.units import format_duration
 @click.pass_context
 def run(ctx, suite, target, overrides, read_only, destroy_data, force, keep_file, dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
+    if target is None:
+        if not dry_run:
+            raise click.UsageError("--target is required: a directory, a file or a block device")
+        _print_plan(build_plan(load_suite(suite), overrides, read_only), None)
+        return
     resolved = resolve_target(target)
     plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
     if dry_run:
@@ -121,9 +126,11 @@ def _new_run(plan: Plan, target: Target, fio_version: str, params: dict) -> NewR
     )
 
 
-def _print_plan(plan: Plan, target: Target) -> None:
-    layout = plan.single_file_bytes() if target.disklab_owns_file else 0
-    title = f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind})"
+def _print_plan(plan: Plan, target: Target | None) -> None:
+    """Without a target the plan is shown as the suite defines it; regions are fitted when a target is named."""
+    layout = plan.single_file_bytes() if target and target.disklab_owns_file else 0
+    where = f"on {target.test_path} ({target.kind})" if target else "(no target named: regions not fitted)"
+    title = f"suite {plan.suite.name}: {len(plan.tests)} tests {where}"
     stdout_console().print(plan_table(plan, title))
     for line in plan_remarks(plan):
         stdout_console().print(line)
