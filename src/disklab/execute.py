@@ -1,8 +1,8 @@
-"""Run a plan's tests one by one through fio and commit each result to the store as soon as it exists."""
+"""Run a schedule's steps one by one through fio and commit each result to the store as soon as it exists."""
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from disklab.errors import FioError
 from disklab.fio.executor import Executor
@@ -10,6 +10,7 @@ from disklab.fio.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
 from disklab.plan import Plan
+from disklab.schedule import Finished, Schedule
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 from disklab.suite.model import TestSpec
@@ -29,9 +30,18 @@ class Execution:
     run_id: int
 
 
-def execute_plan(execution: Execution, executor: Executor, store: Store, progress: ProgressListener) -> None:
-    """Raises on the first failing test; the tests finished before it are already stored."""
-    for seq, test in enumerate(execution.plan.tests):
+def execute_schedule(
+    execution: Execution, schedule: Schedule, executor: Executor, store: Store, progress: ProgressListener,
+    finished: Sequence[Finished] = (),
+) -> list[Finished]:
+    """Raises on the first failing test; the tests finished before it are already stored.
+
+    `finished` holds the steps of this run that are already stored (a resumed run continues after them).
+    """
+    done = list(finished)
+    while (step := schedule.next_step(done)) is not None:
+        seq = len(done)
+        test = step.test
         jobfile = render_jobfile(test, execution.test_path, execution.file_set_dir, execution.plan.suite.name)
         if test.file_set:
             Path(execution.file_set_dir).mkdir(exist_ok=True)
@@ -42,9 +52,11 @@ def execute_plan(execution: Execution, executor: Executor, store: Store, progres
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         store.add_test(
             execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job,
-            series=series,
+            series=series, plan_index=step.plan_index, attempt=step.attempt,
         )
+        done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
+    return done
 
 
 def single_job(report, label: str) -> JobResult:

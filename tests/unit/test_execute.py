@@ -1,11 +1,12 @@
-"""execute_plan against a replaying executor: real captured fio output, no fio run."""
+"""execute_schedule against a replaying executor: real captured fio output, no fio run."""
 
 from dataclasses import replace
 
 import pytest
 
 from disklab.errors import FioError
-from disklab.execute import Execution, execute_plan
+from disklab.execute import Execution, execute_schedule
+from disklab.schedule import FixedSchedule
 from disklab.fio.executor import FioRun
 from disklab.fio.logs import parse_logs
 from disklab.plan import build_plan, resolve_engines
@@ -52,7 +53,7 @@ def test_every_test_is_stored_with_its_job_file_and_raw_output(tmp_path):
     executor, recorder = ReplayExecutor(outputs), Recorder()
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
-        execute_plan(Execution(plan, "/mnt/x/f", "/files", run_id), executor, store, recorder)
+        execute_schedule(Execution(plan, "/mnt/x/f", "/files", run_id), FixedSchedule(plan), executor, store, recorder)
         record = store.get_run(run_id)
     assert [t.label for t in record.tests] == [t.label for t in plan.tests]
     assert [t.jobfile for t in record.tests] == executor.jobfiles
@@ -67,7 +68,7 @@ def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
         with pytest.raises(FioError, match="replayed"):
-            execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+            execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
         assert [t.seq for t in store.get_run(run_id).tests] == [0, 1, 2]
 
 
@@ -80,7 +81,7 @@ def test_fio_reporting_an_error_fails_the_test(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
         with pytest.raises(FioError, match="error 5"):
-            execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())
+            execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), ReplayExecutor([json.dumps(data)]), store, Recorder())
 
 
 def test_the_logs_of_a_test_with_log_interval_are_stored_as_series(tmp_path):
@@ -90,7 +91,7 @@ def test_the_logs_of_a_test_with_log_interval_are_stored_as_series(tmp_path):
     executor = ReplayExecutor([fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")] * 2, logs=fixture_logs())
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=2))
-        execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
         stored = store.get_run(run_id).tests
     assert "log_avg_msec=1000" in executor.jobfiles[0] and "log_avg_msec" not in executor.jobfiles[1]
     assert stored[0].series == parse_logs(fixture_logs(), 1000)

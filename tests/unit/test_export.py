@@ -3,7 +3,8 @@ import io
 import json
 from dataclasses import replace
 
-from disklab.execute import execute_plan, Execution
+from disklab.execute import Execution, execute_schedule
+from disklab.schedule import FixedSchedule
 from disklab.plan import build_plan, resolve_engines
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.store.repository import Store
@@ -23,7 +24,7 @@ def stored_record(tmp_path):
     outputs = [fixture_text(MIXED), fixture_text("seqwrite-1m-q8.json.json")]
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor(outputs), store, Recorder())
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), ReplayExecutor(outputs), store, Recorder())
         return store.get_run(run_id)
 
 
@@ -44,7 +45,7 @@ def test_json_export_carries_each_tests_series_compactly(tmp_path):
     executor = ReplayExecutor([fixture_text(LOGGED)] * 2, logs=fixture_logs())
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
         record = store.get_run(run_id)
     logged, plain = json.loads(to_json(record))["tests"]
     assert plain["series"] == {}

@@ -5,7 +5,8 @@ from dataclasses import replace
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.execute import Execution, execute_plan
+from disklab.execute import Execution, execute_schedule
+from disklab.schedule import FixedSchedule
 from disklab.plan import build_plan, resolve_engines
 from disklab.report.series import render_series_table, series_tables
 from disklab.store.db import default_store_path
@@ -27,7 +28,7 @@ def stored_record(logged: bool):
     executor = ReplayExecutor([fixture_text(LOGGED)] * 2, logs=fixture_logs())
     with Store(default_store_path()) as store:
         run_id = store.create_run(new_run())
-        execute_plan(Execution(plan, "/f", "/files", run_id), executor, store, Recorder())
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
         return store.get_run(run_id)
 
 

@@ -96,9 +96,12 @@ def test_a_version_1_store_is_upgraded_with_its_runs_intact(tmp_path, monkeypatc
     with Store(path) as store:
         record = store.get_run(run_id)
     after = stored_rows(path)
-    assert after["schema_migrations"] == [(1,), (2,)] and after["series"] == []
-    assert (after["runs"], after["tests"]) == (before["runs"], before["tests"])
+    assert after["schema_migrations"] == [(v,) for v in range(1, LATEST_VERSION + 1)] and after["series"] == []
+    assert after["runs"] == before["runs"]
+    # Later migrations add columns at the end of tests: the old columns are untouched; the step is (seq, 1).
+    assert [row[: len(before["tests"][0])] for row in after["tests"]] == before["tests"]
     assert record.info.status == "complete" and [(t.label, t.fio_output, t.series) for t in record.tests] == [("old", "out", ())]
+    assert [(t.plan_index, t.attempt) for t in record.tests] == [(0, 1)]
 
 
 def stored_rows(path) -> dict[str, list[tuple]]:

@@ -8,7 +8,8 @@ from click.testing import CliRunner
 
 from disklab.cli.main import cli
 from disklab.errors import FioError
-from disklab.execute import Execution, execute_plan
+from disklab.execute import Execution, execute_schedule
+from disklab.schedule import FixedSchedule
 from disklab.plan import build_plan, resolve_engines
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.report.metrics import REGISTRY
@@ -120,10 +121,10 @@ def stored_run(tmp_path, suite_text, keep=lambda test: True, fail_at=None):
         run_id = store.create_run(new_run(suite_name=suite.name, suite_text=suite_text, planned_tests=len(plan.tests)))
         execution = Execution(plan, str(tmp_path / "testfile"), str(tmp_path / "files"), run_id)
         if fail_at is None:
-            execute_plan(execution, executor, store, Recorder())
+            execute_schedule(execution, FixedSchedule(plan), executor, store, Recorder())
         else:
             with pytest.raises(FioError):
-                execute_plan(execution, executor, store, Recorder())
+                execute_schedule(execution, FixedSchedule(plan), executor, store, Recorder())
         return store.get_run(run_id)
 
 
@@ -237,7 +238,7 @@ def test_sync_calls_are_not_io_but_have_their_own_p99(tmp_path):
     plan = resolve_engines(build_plan(suite), lambda wanted: "psync")
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(suite_text=suite_text))
-        execute_plan(Execution(plan, "/f", "/files", run_id), ReplayExecutor([json.dumps(data)]), store, Recorder())
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), ReplayExecutor([json.dumps(data)]), store, Recorder())
         (test,) = store.get_run(run_id).tests
     assert [m.direction for m in test.metrics] == ["write", "sync"]
     assert REGISTRY["iops"].compute([test]) == data["jobs"][0]["write"]["iops"]

@@ -53,7 +53,7 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
 
 from disklab.cli import doctor, export, run, show, suites  # noqa: E402  (commands need the group's helpers first)
 
-for command in (run.run, show.runs, show.show, suites.suites, export.export, doctor.doctor):
+for command in (run.run, run.resume, show.runs, show.show, suites.suites, export.export, doctor.doctor):
     cli.add_command(command)
 
 

@@ -39,13 +39,18 @@ _OVERRIDES = (
 )
 
 
+def overrides_from(options: dict) -> Overrides:
+    """The overrides among a command's options (as given, or as a run stored them)."""
+    return Overrides(**{name: options.get(name) for name in ("runtime", "ramp", "pause", "size", "engine", "scale")})
+
+
 def plan_options(command):
     """Adds the override options; the command receives them as one `overrides` argument and `read_only`."""
 
     @functools.wraps(command)
     def wrapper(*args, size, runtime, ramp, pause, scale, engine, **kwargs):
-        overrides = Overrides(runtime=runtime, ramp=ramp, pause=pause, size=size, engine=engine, scale=scale)
-        return command(*args, overrides=overrides, **kwargs)
+        options = {"size": size, "runtime": runtime, "ramp": ramp, "pause": pause, "scale": scale, "engine": engine}
+        return command(*args, overrides=overrides_from(options), **kwargs)
 
     for option in reversed(_OVERRIDES):
         wrapper = option(wrapper)

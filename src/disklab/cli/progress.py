@@ -14,11 +14,14 @@ from disklab.units import format_duration
 class RunProgress:
     """ETA from the plan: fio's runtimes are known, only start-up and file layout are guessed."""
 
-    def __init__(self, plan: Plan, console: Console, layout_bytes: int):
+    def __init__(self, plan: Plan, console: Console, layout_bytes: int, steps: int | None = None, done_steps: int = 0):
         self.plan = plan
         self.console = console
-        self.total = plan.estimated_seconds(layout_bytes)
-        self.layout_s = self.total - plan.estimated_seconds()
+        self.steps = steps or len(plan.tests)
+        per_step = plan.estimated_seconds() / max(len(plan.tests), 1)
+        self.layout_s = plan.estimated_seconds(layout_bytes) - plan.estimated_seconds()
+        self.total = per_step * (self.steps - done_steps) + self.layout_s
+        self.first_seq = done_steps  # a resumed run lays its test file out again in its first new step
         self.done_s = 0.0  # estimated seconds of the finished tests
         self.done_actual_s = 0.0  # what they really took
         self.current_estimate = 0.0
@@ -40,11 +43,11 @@ class RunProgress:
             self.bar.stop()
 
     def test_started(self, seq: int, test: TestSpec) -> None:
-        self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == 0 else 0.0)
+        self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
         self.test_started_at = time.monotonic()
-        self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{len(self.plan.tests)}")
+        self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{self.steps}")
         if not self.live:
-            self.console.print(f"[{seq + 1}/{len(self.plan.tests)}] {test.label} (ETA {format_duration(self.remaining())})")
+            self.console.print(f"[{seq + 1}/{self.steps}] {test.label} (ETA {format_duration(self.remaining())})")
         self.tick()
 
     def tick(self) -> None:

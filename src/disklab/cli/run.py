@@ -2,24 +2,26 @@
 
 import signal
 from contextlib import contextmanager
+from typing import Sequence
 
 import click
 
 from disklab import __version__
 from disklab.cli.common import open_store, stderr_console, stdout_console
-from disklab.cli.options import plan_options
+from disklab.cli.options import overrides_from, plan_options
 from disklab.cli.progress import RunProgress
 from disklab.env.host import host_identity
-from disklab.errors import DisklabError
-from disklab.execute import Execution, execute_plan
+from disklab.errors import DisklabError, UserError
+from disklab.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
 from disklab.plan import Overrides, Plan, build_plan, fit_to_target, resolve_engines
 from disklab.report.rows import result_rows
 from disklab.report.table import plan_table, results_table
-from disklab.store.repository import NewRun, Store
-from disklab.suite.loader import load_suite
-from disklab.suite.model import Suite
+from disklab.schedule import Finished, FixedSchedule, Schedule, Step
+from disklab.store.repository import NewRun, Store, StoredTest
+from disklab.suite.loader import load_suite, parse_suite
+from disklab.suite.model import Suite, TestSpec
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
@@ -30,12 +32,14 @@ from disklab.units import format_duration
 @click.argument("suite")
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
 @plan_options
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Run every test N times, interleaved across tests.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
 @click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, overrides, read_only, destroy_data, force, keep_file, dry_run):
+def run(ctx, suite, target, overrides, read_only, repeat, destroy_data, force, keep_file, dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
     if target is None:
         if not dry_run:
@@ -47,20 +51,32 @@ def run(ctx, suite, target, overrides, read_only, destroy_data, force, keep_file
     if dry_run:
         _print_plan(plan, resolved)
         return
-    for line in plan_remarks(plan):
-        stderr_console().print(line)
-    check_target(resolved, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force)
-    if resolved.kind == "directory":
-        for stale in remove_stale_test_files(resolved.path):
-            stderr_console().print(f"removed files left by a killed run: {stale}")
-    fio = detect_fio()
-    plan = resolve_engines(plan, lambda wanted: choose_engine(fio, wanted))
+    plan, fio = _prepare(plan, resolved, destroy_data, force)
     with open_store(ctx) as store:
         run_id = store.create_run(_new_run(plan, resolved, fio.version_text, ctx.params))
-        status = _execute(store, run_id, plan, resolved, fio.path, keep_file)
+        _carry_out(store, run_id, plan, resolved, fio.path, FixedSchedule(plan, repeat), (), keep_file)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.pass_context
+def resume(ctx, run_ref):
+    """Continue an interrupted or failed RUN from its first unfinished test, with the same parameters."""
+    with open_store(ctx) as store:
+        run_id = store.resolve_run_id(run_ref)
         record = store.get_run(run_id)
-    stdout_console().print(results_table(record.info, result_rows(record)))
-    stderr_console().print(f"stored as run {run_id} in {store.path} ({status})")
+        if record.info.status not in ("interrupted", "failed"):
+            raise UserError(f"run {run_id} is {record.info.status}; only interrupted or failed runs can be resumed")
+        options = record.info.options
+        suite = parse_suite(record.suite_text, record.info.suite_source, f"run {run_id}'s suite")
+        resolved = resolve_target(record.info.target)
+        plan = plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved)
+        plan, fio = _prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False))
+        finished = [Finished(Step(t.plan_index, t.attempt, _spec(t)), t.as_job()) for t in record.tests]
+        stderr_console().print(f"resuming run {run_id}: {len(finished)} tests already stored")
+        store.reopen_run(run_id)
+        schedule = FixedSchedule(plan, options.get("repeat", 1))
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False))
 
 
 def plan_for_target(suite: Suite, overrides: Overrides, read_only: bool, target: Target) -> Plan:
@@ -77,13 +93,29 @@ def plan_remarks(plan: Plan) -> list[str]:
     return lines
 
 
-def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, keep_file: bool) -> str:
-    """Whatever happens, the run's status is recorded and disklab's test files do not stay behind."""
+def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool):
+    """Everything that can refuse a run does so before anything is stored or written."""
+    for line in plan_remarks(plan):
+        stderr_console().print(line)
+    check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force)
+    if target.kind == "directory":
+        for stale in remove_stale_test_files(target.path):
+            stderr_console().print(f"removed files left by a killed run: {stale}")
+    fio = detect_fio()
+    return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
+
+
+def _carry_out(
+    store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, schedule: Schedule,
+    finished: Sequence[Finished], keep_file: bool,
+) -> None:
+    """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
-        with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout) as progress:
-            execute_plan(execution, SubprocessExecutor(fio_path), store, progress)
+        with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout, schedule.expected_steps(),
+                                                      len(finished)) as progress:
+            execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
         raise
@@ -97,7 +129,13 @@ def _execute(store: Store, run_id: int, plan: Plan, target: Target, fio_path: st
         else:
             remove_test_file(target)
     store.finish_run(run_id, "complete")
-    return "complete"
+    record = store.get_run(run_id)
+    stdout_console().print(results_table(record.info, result_rows(record)))
+    stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
+
+
+def _spec(test: StoredTest) -> TestSpec:
+    return TestSpec(label=test.label, **test.params)
 
 
 @contextmanager

@@ -77,6 +77,40 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        3,
+        "repeats, environment, SMART, flags and outcomes",
+        """
+        ALTER TABLE tests ADD COLUMN plan_index INTEGER;
+        ALTER TABLE tests ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+        UPDATE tests SET plan_index = seq;
+        CREATE TABLE run_env (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, key)
+        );
+        CREATE TABLE run_smart (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            device TEXT NOT NULL,
+            phase TEXT NOT NULL CHECK (phase IN ('before', 'after')),
+            data_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, device, phase)
+        );
+        CREATE TABLE test_flags (
+            test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+            flag TEXT NOT NULL,
+            message TEXT NOT NULL,
+            PRIMARY KEY (test_id, flag)
+        );
+        CREATE TABLE run_outcomes (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, key)
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -66,6 +66,12 @@ class StoredTest:
     sys_cpu_percent: float
     metrics: tuple[DirectionMetrics, ...]
     series: tuple[Series, ...] = ()  # only tests with log_interval have any
+    plan_index: int = 0  # the planned test this is; repeats and rounds share it
+    attempt: int = 1  # which repeat or round of it
+    flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
+
+    def as_job(self) -> JobResult:
+        return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,8 @@ class Store:
 
     def add_test(
         self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,
-        started_at: str, job: JobResult, series: tuple[Series, ...] = (),
+        started_at: str, job: JobResult, series: tuple[Series, ...] = (), plan_index: int | None = None,
+        attempt: int = 1,
     ) -> int:
         """One transaction per test: the test, its metrics and its series land together or not at all."""
         with translate_errors(self.path):
@@ -113,10 +120,12 @@ class Store:
             try:
                 test_id = self.conn.execute(
                     """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
-                       finished_at, usr_cpu_percent, sys_cpu_percent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
                         started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
+                        seq if plan_index is None else plan_index, attempt,
                     ),
                 ).lastrowid
                 for m in job.directions:
@@ -139,6 +148,53 @@ class Store:
                 self.conn.execute("ROLLBACK")
                 raise
             return test_id
+
+    def add_flag(self, test_id: int, flag: str, message: str) -> None:
+        with translate_errors(self.path):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO test_flags (test_id, flag, message) VALUES (?, ?, ?)", (test_id, flag, message)
+            )
+
+    def set_run_values(self, table: str, run_id: int, values: dict) -> None:
+        """Key/value facts of a run: its environment (run_env) or what its analysis concluded (run_outcomes)."""
+        if table not in ("run_env", "run_outcomes"):
+            raise ValueError(table)
+        with translate_errors(self.path):
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO {table} (run_id, key, value_json) VALUES (?, ?, ?)",
+                ((run_id, key, json.dumps(value)) for key, value in values.items()),
+            )
+
+    def run_values(self, table: str, run_id: int) -> dict:
+        if table not in ("run_env", "run_outcomes"):
+            raise ValueError(table)
+        with translate_errors(self.path):
+            rows = self.conn.execute(f"SELECT key, value_json FROM {table} WHERE run_id = ? ORDER BY key", (run_id,))
+            return {row["key"]: json.loads(row["value_json"]) for row in rows}
+
+    def add_smart(self, run_id: int, device: str, phase: str, data: dict) -> None:
+        with translate_errors(self.path):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO run_smart (run_id, device, phase, data_json) VALUES (?, ?, ?, ?)",
+                (run_id, device, phase, json.dumps(data)),
+            )
+
+    def smart(self, run_id: int) -> dict[str, dict[str, dict]]:
+        """{device: {phase: data}} as smartctl reported it."""
+        with translate_errors(self.path):
+            rows = self.conn.execute("SELECT device, phase, data_json FROM run_smart WHERE run_id = ?", (run_id,))
+            result: dict[str, dict[str, dict]] = {}
+            for row in rows:
+                result.setdefault(row["device"], {})[row["phase"]] = json.loads(row["data_json"])
+            return result
+
+    def reopen_run(self, run_id: int) -> None:
+        """A resumed run is running again, in this process."""
+        with translate_errors(self.path):
+            self.conn.execute(
+                "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ? WHERE id = ?",
+                (os.getpid(), run_id),
+            )
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
         with translate_errors(self.path):
@@ -189,6 +245,10 @@ class Store:
             metric_rows = self.conn.execute(
                 "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
             ).fetchall()
+            flag_rows = self.conn.execute(
+                "SELECT test_flags.* FROM test_flags JOIN tests ON tests.id = test_flags.test_id WHERE tests.run_id = ?"
+                " ORDER BY flag", (run_id,),
+            ).fetchall()
             series_rows = self.conn.execute(
                 """SELECT series.* FROM series JOIN tests ON tests.id = series.test_id WHERE tests.run_id = ?
                    ORDER BY series.test_id, series.t_ms""",
@@ -198,8 +258,13 @@ class Store:
         for m in metric_rows:
             metrics_by_test.setdefault(m["test_id"], []).append(_metrics(m))
         series_by_test = _series_by_test(series_rows)
+        flags_by_test: dict[int, list[tuple[str, str]]] = {}
+        for f in flag_rows:
+            flags_by_test.setdefault(f["test_id"], []).append((f["flag"], f["message"]))
         tests = tuple(
-            _stored_test(t, metrics_by_test.get(t["id"], []), series_by_test.get(t["id"], ())) for t in test_rows
+            _stored_test(t, metrics_by_test.get(t["id"], []), series_by_test.get(t["id"], ()),
+                         tuple(flags_by_test.get(t["id"], ())))
+            for t in test_rows
         )
         return RunRecord(info=_run_info(row), suite_text=row["suite_text"], tests=tests)
 
@@ -220,12 +285,15 @@ def _run_info(row: sqlite3.Row) -> RunInfo:
     )
 
 
-def _stored_test(row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...]) -> StoredTest:
+def _stored_test(
+    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...]
+) -> StoredTest:
     return StoredTest(
         id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]), jobfile=row["jobfile"],
         fio_output=row["fio_output"], started_at=row["started_at"], finished_at=row["finished_at"],
         usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
         metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
+        plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
     )
 
 
