@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from disklab.analysis.traps import cache_traps
 from disklab.errors import FioError
 from disklab.fio.executor import Executor
 from disklab.fio.jobfile import log_avg_msec, render_jobfile
@@ -39,6 +40,7 @@ def execute_schedule(
     `finished` holds the steps of this run that are already stored (a resumed run continues after them).
     """
     done = list(finished)
+    env = store.run_values("run_env", execution.run_id)
     while (step := schedule.next_step(done)) is not None:
         seq = len(done)
         test = step.test
@@ -50,10 +52,12 @@ def execute_schedule(
         fio_run = executor.run(jobfile, on_tick=progress.tick)
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
-        store.add_test(
+        test_id = store.add_test(
             execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job,
             series=series, plan_index=step.plan_index, attempt=step.attempt,
         )
+        for flag, message in cache_traps(test, job, env, [(f.step.test, f.job) for f in done]):
+            store.add_flag(test_id, flag, message)
         done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
     return done

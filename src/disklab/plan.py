@@ -17,6 +17,10 @@ ASSUMED_BYTES_PER_S = 500e6
 ALIGNMENT = 1024**2
 # fio allocates a buffer for every queued I/O of every job; deeper queues of huge blocks are cut to fit this.
 MAX_IN_FLIGHT_BYTES = 1024**3
+# SNIA's workload-independent preconditioning: 128 KiB sequential writes, the region written twice over.
+PRECONDITION_GROUP = "precondition"
+PRECONDITION_BS = 128 * 1024
+PRECONDITION_IODEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,13 @@ class Plan:
         return sum(sets.values())
 
     def estimated_seconds(self, layout_bytes: int = 0) -> float:
-        return sum(estimate_test_seconds(t) for t in self.tests) + layout_bytes / ASSUMED_BYTES_PER_S
+        """For suites run in rounds, the longest it may take: every round the suite allows."""
+        seconds = [estimate_test_seconds(t) for t in self.tests]
+        rounds = self.suite.rounds
+        if rounds and seconds:
+            limit = seconds[-1] * rounds.criteria.max_rounds
+            seconds[-1] = min(limit, rounds.time_limit) if rounds.time_limit else limit
+        return sum(seconds) + layout_bytes / ASSUMED_BYTES_PER_S
 
 
 def estimate_test_seconds(test: TestSpec) -> float:
@@ -81,10 +91,34 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
                 f"{suite.where}: test {test.label!r}: block size {format_size(test.bs)} is larger than its data set "
                 f"{format_size(test.size)}; raise --size or lower bs"
             )
+    if suite.mode != "fixed" and len(tests) != 1:
+        raise UserError(f"{suite.where}: mode {suite.mode!r} runs one test in steps; the suite expands to {len(tests)}")
+    if suite.rounds is not None:
+        tests = _with_preconditioning(suite, tests)
     kept = [t for t in tests if not (read_only and t.writes)]
     if not kept:
         raise UserError(f"{suite.where}: no test is read-only, so --read-only leaves nothing to run")
     return Plan(suite=suite, tests=tuple(kept), left_out_writes=len(tests) - len(kept))
+
+
+def _with_preconditioning(suite: Suite, tests: list[TestSpec]) -> list[TestSpec]:
+    """A rounds suite has one workload test; SNIA's workload-independent preconditioning comes first, as two tests."""
+    if not suite.rounds.precondition:
+        return tests
+    (workload,) = tests
+    if workload.file_set:
+        raise UserError(f"{suite.where}: mode {suite.mode!r} preconditions one test file or device, not a file set; "
+                        "set precondition = false")
+    return [precondition_pass(workload, n) for n in (1, 2)] + tests
+
+
+def precondition_pass(workload: TestSpec, n: int) -> TestSpec:
+    """The workload's region written once over with 128 KiB sequential writes, however long that takes."""
+    return replace(
+        workload, label=f"precondition pass {n}", group=PRECONDITION_GROUP, metric="mb_per_s", pattern="sequential",
+        direction="write", bs=PRECONDITION_BS, bssplit=None, iodepth=PRECONDITION_IODEPTH, jobs=1, time_based=False,
+        runtime=0.0, ramp=0.0, pause=0.0, rate=None, rate_iops=None, sync="none", log_interval=None,
+    )
 
 
 def expand_suite(suite: Suite) -> list[TestSpec]:

@@ -28,7 +28,10 @@ def test_each_builtin_suite_runs_on_a_small_file(disklab: Disklab, tmp_path: Pat
     document = json.loads(disklab("show", "last", "--format", "json").stdout)
     assert document["run"]["status"] == "complete"
     expected = len(build_plan(load_suite(name)).tests) - sum("skipped:" in line for line in result.stderr.splitlines())
-    assert len(document["tests"]) == expected
+    if load_suite(name).mode == "fixed":
+        assert len(document["tests"]) == expected
+    else:  # rounds until steady or enough written, or a search: the planned tests are where it starts
+        assert len(document["tests"]) >= expected
     for test in document["tests"]:
         data = {d: m for d, m in test["metrics"].items() if d != "sync"}
         assert data, test["label"]

@@ -49,3 +49,11 @@ def test_fio_accepts_every_rendered_job_file(test, tmp_path):
     path.write_text(render_jobfile(test, str(tmp_path / "f"), "/files", "quick"))
     result = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_writing_tests_refill_their_buffers_with_incompressible_data_and_reading_tests_do_not():
+    writes = [t for t in QUICK if t.writes]
+    reads = [t for t in QUICK if not t.writes]
+    assert writes and reads
+    assert all(options(render_jobfile(t, "/f", "/files", "q")).get("refill_buffers") == "1" for t in writes)
+    assert all("refill_buffers" not in options(render_jobfile(t, "/f", "/files", "q")) for t in reads)

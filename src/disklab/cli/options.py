@@ -9,7 +9,8 @@ from disklab.suite.params import PARAMS
 from disklab.units import parse_duration, parse_size
 
 
-def _converter(parse):
+def converter(parse):
+    """A click callback: the option parsed by `parse`, its ValueError shown as a bad parameter."""
     def convert(ctx, param, value):
         if value is None:
             return None
@@ -29,11 +30,11 @@ def _scale(value: str) -> float:
 
 
 _OVERRIDES = (
-    click.option("--size", callback=_converter(parse_size), help=f"Override the {PARAMS['size'].help}."),
-    click.option("--runtime", callback=_converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}."),
-    click.option("--ramp", callback=_converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}."),
-    click.option("--pause", callback=_converter(parse_duration), help=f"Override the {PARAMS['pause'].help}."),
-    click.option("--scale", callback=_converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01."),
+    click.option("--size", callback=converter(parse_size), help=f"Override the {PARAMS['size'].help}."),
+    click.option("--runtime", callback=converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}."),
+    click.option("--ramp", callback=converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}."),
+    click.option("--pause", callback=converter(parse_duration), help=f"Override the {PARAMS['pause'].help}."),
+    click.option("--scale", callback=converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01."),
     click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio)."),
     click.option("--read-only", is_flag=True, help="Only the tests that do not write."),
 )

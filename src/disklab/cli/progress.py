@@ -45,6 +45,7 @@ class RunProgress:
     def test_started(self, seq: int, test: TestSpec) -> None:
         self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
         self.test_started_at = time.monotonic()
+        self.steps = max(self.steps, seq + 1)  # adaptive schedules may run more steps than they expected
         self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{self.steps}")
         if not self.live:
             self.console.print(f"[{seq + 1}/{self.steps}] {test.label} (ETA {format_duration(self.remaining())})")

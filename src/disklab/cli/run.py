@@ -2,30 +2,36 @@
 
 import signal
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Sequence
 
 import click
 
 from disklab import __version__
 from disklab.cli.common import open_store, stderr_console, stdout_console
-from disklab.cli.options import overrides_from, plan_options
+from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, parse_percent
+from disklab.analysis.saturation import parse_latency_ns
+from disklab.cli.options import converter, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
+from disklab.env.capture import record_environment, record_smart
 from disklab.env.host import host_identity
 from disklab.errors import DisklabError, UserError
 from disklab.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
 from disklab.plan import Overrides, Plan, build_plan, fit_to_target, resolve_engines
-from disklab.report.rows import result_rows
-from disklab.report.table import plan_table, results_table
+from disklab.report.table import plan_table, run_results
 from disklab.schedule import Finished, FixedSchedule, Schedule, Step
+from disklab.saturate_schedule import SaturateSchedule
+from disklab.steady_schedule import SteadySchedule
 from disklab.store.repository import NewRun, Store, StoredTest
 from disklab.suite.loader import load_suite, parse_suite
 from disklab.suite.model import Suite, TestSpec
+from disklab.targets.purge import purge
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
-from disklab.units import format_duration
+from disklab.units import format_duration, parse_duration
 
 
 @click.command()
@@ -33,13 +39,20 @@ from disklab.units import format_duration
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
 @plan_options
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Run every test N times, interleaved across tests.")
+              help="Run every test N times, interleaved across tests (with --precision: at least N times).")
+@click.option("--precision", callback=converter(parse_percent),
+              help="Repeat each test until the 95 % confidence interval of its figure is within this, e.g. 2%.")
+@click.option("--max-time", callback=converter(parse_duration),
+              help="Time budget of --precision, e.g. 10m (default: 10 times the plan's estimated duration).")
+@click.option("--p99", callback=converter(parse_latency_ns),
+              help="With a saturate suite: report the highest IOPS whose p99 stays under this, e.g. 1ms, 500us.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
 @click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, overrides, read_only, repeat, destroy_data, force, keep_file, dry_run):
+def run(ctx, suite, target, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, keep_file,
+        dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
     if target is None:
         if not dry_run:
@@ -53,8 +66,14 @@ def run(ctx, suite, target, overrides, read_only, repeat, destroy_data, force, k
         return
     plan, fio = _prepare(plan, resolved, destroy_data, force)
     with open_store(ctx) as store:
-        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, ctx.params))
-        _carry_out(store, run_id, plan, resolved, fio.path, FixedSchedule(plan, repeat), (), keep_file)
+        schedule = schedule_for(plan, repeat, precision, max_time, p99)
+        # Purged before the run is created, so that a refusal (device in use) leaves no run behind.
+        purged = purge(resolved, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
+        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, ctx.params, schedule.expected_steps()))
+        if purged:
+            stderr_console().print(purged)
+            store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file)
 
 
 @click.command()
@@ -75,8 +94,33 @@ def resume(ctx, run_ref):
         finished = [Finished(Step(t.plan_index, t.attempt, _spec(t)), t.as_job()) for t in record.tests]
         stderr_console().print(f"resuming run {run_id}: {len(finished)} tests already stored")
         store.reopen_run(run_id)
-        schedule = FixedSchedule(plan, options.get("repeat", 1))
+        schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
+                                options.get("p99"))
         _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False))
+
+
+def schedule_for(
+    plan: Plan, repeat: int, precision: float | None = None, max_time: float | None = None, p99: float | None = None,
+) -> Schedule:
+    """Rounds suites (steady, write-saturation) and saturate searches decide their own steps; the rest run as planned."""
+    if max_time is not None and precision is None:
+        raise UserError("--max-time is the time budget of --precision; give --precision too")
+    if plan.suite.saturation is not None:
+        if precision is not None or repeat > 1:
+            raise UserError(f"--precision and --repeat do not apply to suite {plan.suite.name!r}: it searches in steps")
+        settings = plan.suite.saturation if p99 is None else replace(plan.suite.saturation, p99_bound_ns=p99)
+        return SaturateSchedule(plan, settings)
+    if p99 is not None:
+        raise UserError("--p99 is the latency bound of a saturate suite, e.g. 'disklab run saturate --p99 1ms'")
+    if plan.suite.rounds is not None:
+        if precision is not None:
+            raise UserError(f"--precision does not apply to suite {plan.suite.name!r}: it runs its test in rounds")
+        if repeat > 1:
+            raise UserError(f"--repeat does not apply to suite {plan.suite.name!r}: it runs its test in rounds")
+        return SteadySchedule(plan)
+    if precision is not None:
+        return PrecisionSchedule(plan, precision, default_max_seconds(plan) if max_time is None else max_time, repeat)
+    return FixedSchedule(plan, repeat)
 
 
 def plan_for_target(suite: Suite, overrides: Overrides, read_only: bool, target: Target) -> Plan:
@@ -110,12 +154,15 @@ def _carry_out(
     finished: Sequence[Finished], keep_file: bool,
 ) -> None:
     """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
+    engines = sorted({t.engine for t in plan.tests})
+    disks = record_environment(store, run_id, target.test_path, target.kind == "device", fio_path, engines)
+    record_smart(store, run_id, disks, "before")
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
         with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout, schedule.expected_steps(),
                                                       len(finished)) as progress:
-            execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished)
+            done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
         raise
@@ -123,14 +170,20 @@ def _carry_out(
         store.finish_run(run_id, "failed", str(exc))
         raise
     finally:
+        record_smart(store, run_id, disks, "after")
         if keep_file and target.disklab_owns_file:
             for kept in keep_test_file(target, run_id):
                 stderr_console().print(f"test file kept: {kept}")
         else:
             remove_test_file(target)
+    outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
+    store.set_run_values("run_outcomes", run_id, outcomes)
     store.finish_run(run_id, "complete")
     record = store.get_run(run_id)
-    stdout_console().print(results_table(record.info, result_rows(record)))
+    for item in run_results(record):
+        stdout_console().print(item)
+    for outcome in outcomes.values():
+        stdout_console().print(outcome["summary"])
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
 
 
@@ -153,14 +206,14 @@ def _interrupt_on_termination():
             signal.signal(sig, handler)
 
 
-def _new_run(plan: Plan, target: Target, fio_version: str, params: dict) -> NewRun:
+def _new_run(plan: Plan, target: Target, fio_version: str, params: dict, expected_steps: int) -> NewRun:
     host = host_identity()
     options = {k: v for k, v in params.items() if v not in (None, False) and k not in ("suite", "target")}
     return NewRun(
         suite_name=plan.suite.name, suite_source=plan.suite.source, suite_text=plan.suite.text, target=target.path,
         target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
         fio_version=fio_version, fio_engine=", ".join(sorted({t.engine for t in plan.tests})), hostname=host.hostname, kernel=host.kernel,
-        planned_tests=len(plan.tests),
+        planned_tests=expected_steps,
     )
 
 

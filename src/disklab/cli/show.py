@@ -4,10 +4,10 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import open_store, stdout_console, write_output
+from disklab.report.environment import env_table, flag_lines, smart_tables
 from disklab.report.export import EXPORTERS, FORMATS
-from disklab.report.rows import result_rows
 from disklab.report.series import render_series_table, series_tables
-from disklab.report.table import results_table
+from disklab.report.table import run_results
 from disklab.report.views import build_view, view_table
 
 
@@ -39,12 +39,23 @@ def runs(ctx, limit):
 @click.option("--jobfile", is_flag=True, help="Print the fio job file of every test instead.")
 @click.option("--series", is_flag=True, help="Print the per-interval time series of tests run with log_interval instead.")
 @click.option("--flat", is_flag=True, help="Only the per-test table, without the suite's view.")
+@click.option("--env", "environment", is_flag=True,
+              help="Print the run's environment (host, fio, file system, disks) and its drives' SMART changes instead.")
 @click.pass_context
-def show(ctx, run_ref, output_format, output, jobfile, flat, series):
+def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment):
     """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
     with open_store(ctx) as store:
         record = store.get_run(store.resolve_run_id(run_ref))
-    if jobfile:
+        outcomes = store.run_values("run_outcomes", record.info.id)
+        env, smart = store.run_values("run_env", record.info.id), store.smart(record.info.id)
+    if environment:
+        if not env:
+            click.echo(f"run {record.info.id} has no recorded environment (it was made by an older disklab)")
+        else:
+            stdout_console().print(env_table(record.info.id, env))
+        for table in smart_tables(record.info.id, smart):
+            stdout_console().print(table)
+    elif jobfile:
         write_output("\n".join(t.jobfile for t in record.tests), output)
     elif series:
         if output_format != "table" or output not in (None, "-"):
@@ -60,7 +71,13 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series):
         view = None if flat else build_view(record)
         if view:
             stdout_console().print(view_table(view))
-        stdout_console().print(results_table(record.info, result_rows(record)))
+        for item in run_results(record):
+            stdout_console().print(item)
+        for line in flag_lines(record):
+            stdout_console().print(line, style="yellow", markup=False, highlight=False)
+        for outcome in outcomes.values():
+            if isinstance(outcome, dict) and "summary" in outcome:
+                stdout_console().print(outcome["summary"])
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
     else:

@@ -34,6 +34,8 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
         "thread=1",
         # Different random offsets for every job and every run, so jobs don't hit each other's cached blocks.
         "randrepeat=0",
+        # Fresh random data in every write buffer, so compressing or deduplicating storage cannot shrink the work.
+        *(["refill_buffers=1"] if test.writes else []),
         *_logs(test),
         "",
         f"[{job_section_name(test.label)}]",

@@ -5,14 +5,16 @@ import io
 import json
 from dataclasses import asdict, fields
 
-from disklab.report.rows import ResultRow, result_rows
-from disklab.report.table import format_us, run_title
+from disklab.report.rows import ResultRow, SummaryRow, planned_tests, repeated, result_rows, summary_rows
+from disklab.report.table import SPREAD_NOTE, format_spread, format_us, run_title, spread_warning
 from disklab.report.views import Pivot, build_view, cell_text
 from disklab.store.repository import RunRecord
 
 # Bump when the JSON export changes shape. 1: first version. 2: tests carry `series` (log_interval);
-# a `view` (the suite's pivot) when the suite declares one.
-JSON_FORMAT_VERSION = 2
+# a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,
+# stdev, ci95) of IOPS and bandwidth over its repeats; tests carry `plan_index` and `attempt`. 4: `environment`
+# and `outcomes` of the run; tests carry `flags` (cache traps).
+JSON_FORMAT_VERSION = 4
 FORMATS = ("table", "json", "csv", "markdown")
 
 
@@ -22,6 +24,8 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
         {
             "seq": t.seq + 1,
             "label": t.label,
+            "plan_index": t.plan_index,
+            "attempt": t.attempt,
             "params": t.params,
             "started_at": t.started_at,
             "finished_at": t.finished_at,
@@ -29,10 +33,12 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
             "sys_cpu_percent": t.sys_cpu_percent,
             "metrics": {m.direction: _metrics_dict(m) for m in t.metrics},
             "series": _series_dict(t.series),
+            "flags": dict(t.flags),
         }
         for t in record.tests
     ]
-    document = {"format": "disklab-run", "format_version": JSON_FORMAT_VERSION, "run": info, "tests": tests}
+    document = {"format": "disklab-run", "format_version": JSON_FORMAT_VERSION, "run": info, "tests": tests,
+                "planned": _planned(record), "environment": record.env, "outcomes": record.outcomes}
     view = None if flat else build_view(record)
     if view:
         document["view"] = asdict(view)
@@ -49,6 +55,12 @@ def to_csv(record: RunRecord, flat: bool = False) -> str:
         for label, cells in zip(view.rows, view.cells):
             view_writer.writerow([label, *(cell_text(cell, column) for cell, column in zip(cells, view.columns))])
         out.write("\n")
+    rows = summary_rows(record) if repeated(record) else []
+    if rows:
+        summary_writer = csv.DictWriter(out, fieldnames=list(rows[0].as_dict()), lineterminator="\n")
+        summary_writer.writeheader()
+        summary_writer.writerows(row.as_dict() for row in rows)
+        out.write("\n")
     writer = csv.DictWriter(out, fieldnames=[f.name for f in fields(ResultRow)], lineterminator="\n")
     writer.writeheader()
     for row in result_rows(record):
@@ -59,6 +71,8 @@ def to_csv(record: RunRecord, flat: bool = False) -> str:
 def to_markdown(record: RunRecord, flat: bool = False) -> str:
     view = None if flat else build_view(record)
     lines = _view_markdown(view) if view else []
+    if repeated(record):
+        return "\n".join(lines + _summary_markdown(record)) + "\n"
     lines += [
         f"**{run_title(record.info)}**",
         "",
@@ -73,6 +87,53 @@ def to_markdown(record: RunRecord, flat: bool = False) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "MB/s = 10^6 bytes/s; latency: mean of total latency, percentiles of completion latency."]
     return "\n".join(lines) + "\n"
+
+
+def _summary_markdown(record: RunRecord) -> list[str]:
+    rows = summary_rows(record)
+    lines = [
+        f"**{_md(run_title(record.info))}**",
+        "",
+        "| Test | Dir | n | MB/s | +/- | IOPS | +/- | Mean lat µs | worst p99 µs |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        cells = [
+            _md(row.test), row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
+            f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us),
+            format_us(row.worst_clat_p99_us),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    warning = spread_warning(rows)
+    return lines + ["", SPREAD_NOTE + "; MB/s = 10^6 bytes/s."] + (["", f"**{warning}**"] if warning else [])
+
+
+def _planned(record: RunRecord) -> list[dict]:
+    """Per planned test, the spread of its repeats; raw units, like `tests`."""
+    by_direction: dict[int, dict[str, SummaryRow]] = {}
+    for row in summary_rows(record):
+        by_direction.setdefault(row.plan_index, {})[row.direction] = row
+    return [
+        {
+            "plan_index": plan_index,
+            "label": tests[0].label,
+            "seqs": [t.seq + 1 for t in tests],
+            "summary": {
+                direction: {
+                    "iops": row.iops.as_dict(),
+                    "bw_bytes_per_s": _scaled(row.mb_per_s.as_dict(), 1e6),
+                    "too_wide": row.too_wide,
+                }
+                for direction, row in by_direction[plan_index].items()
+            },
+        }
+        for plan_index, tests in planned_tests(record).items()
+    ]
+
+
+def _scaled(summary: dict, factor: float) -> dict:
+    """A summary in other units: every figure scales but n and the percentage."""
+    return {k: v if k in ("n", "ci95_percent") or v is None else v * factor for k, v in summary.items()}
 
 
 def _view_markdown(view: Pivot) -> list[str]:

@@ -2,7 +2,8 @@
 
 from dataclasses import asdict, dataclass
 
-from disklab.store.repository import RunRecord
+from disklab.analysis.stats import Summary, summarize, too_wide
+from disklab.store.repository import RunRecord, StoredTest
 from disklab.units import format_size
 
 
@@ -59,3 +60,60 @@ def result_rows(record: RunRecord) -> list[ResultRow]:
 
 def _us(ns: float | None) -> float | None:
     return None if ns is None else ns / 1e3
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One planned test and direction over its repeats: the mean, and how far the true mean may be from it."""
+
+    plan_index: int
+    test: str
+    direction: str
+    mb_per_s: Summary  # 10^6 bytes per second
+    iops: Summary
+    lat_mean_us: float  # over every I/O of every repeat
+    worst_clat_p99_us: float | None  # the largest of the repeats' p99s: percentiles cannot be averaged
+    too_wide: bool  # the 95 % interval of MB/s or IOPS is wider than TOO_WIDE_PERCENT of the mean
+
+    def as_dict(self) -> dict:
+        return {
+            "seq": self.plan_index + 1, "test": self.test, "direction": self.direction, "n": self.iops.n,
+            "mb_per_s": self.mb_per_s.mean, "mb_per_s_stdev": self.mb_per_s.stdev,
+            "mb_per_s_ci95_percent": self.mb_per_s.ci95_percent, "iops": self.iops.mean, "iops_stdev": self.iops.stdev,
+            "iops_ci95_percent": self.iops.ci95_percent, "lat_mean_us": self.lat_mean_us,
+            "worst_clat_p99_us": self.worst_clat_p99_us, "too_wide": self.too_wide,
+        }
+
+
+def repeated(record: RunRecord) -> bool:
+    """Whether the run repeated its tests to measure their spread: then results are shown per planned test.
+
+    Rounds towards steady state also share a planned test, but they are a series, not repeats of one measurement.
+    """
+    options = record.info.options
+    return options.get("repeat", 1) > 1 or options.get("precision") is not None
+
+
+def planned_tests(record: RunRecord) -> dict[int, list[StoredTest]]:
+    """The stored tests of each planned test (its repeats or rounds), in plan order."""
+    by_plan: dict[int, list[StoredTest]] = {}
+    for test in sorted(record.tests, key=lambda t: (t.plan_index, t.attempt)):
+        by_plan.setdefault(test.plan_index, []).append(test)
+    return by_plan
+
+
+def summary_rows(record: RunRecord) -> list[SummaryRow]:
+    rows = []
+    for plan_index, tests in planned_tests(record).items():
+        for direction in dict.fromkeys(m.direction for t in tests for m in t.metrics):
+            ms = [m for t in tests for m in t.metrics if m.direction == direction]
+            mb, iops = summarize([m.bw_bytes_per_s / 1e6 for m in ms]), summarize([m.iops for m in ms])
+            ios = sum(m.total_ios for m in ms)
+            lat_ns = sum(m.lat_mean_ns * m.total_ios for m in ms) / ios if ios else sum(m.lat_mean_ns for m in ms) / len(ms)
+            p99s = [m.clat_percentiles_ns["p99"] for m in ms if "p99" in m.clat_percentiles_ns]
+            rows.append(SummaryRow(
+                plan_index=plan_index, test=tests[0].label, direction=direction, mb_per_s=mb, iops=iops,
+                lat_mean_us=lat_ns / 1e3, worst_clat_p99_us=max(p99s) / 1e3 if p99s else None,
+                too_wide=too_wide(mb) or too_wide(iops),
+            ))
+    return rows

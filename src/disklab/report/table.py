@@ -1,11 +1,14 @@
 """The Rich table a run is shown as in the terminal."""
 
+from rich.console import RenderableType
 from rich.table import Table
+from rich.text import Text
 
+from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
 from disklab.plan import Plan
 from disklab.suite.model import TestSpec
-from disklab.report.rows import ResultRow
-from disklab.store.repository import RunInfo
+from disklab.report.rows import ResultRow, SummaryRow, repeated, result_rows, summary_rows
+from disklab.store.repository import RunInfo, RunRecord
 from disklab.units import format_size
 
 
@@ -37,6 +40,50 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
     return table
 
 
+def run_results(record: RunRecord) -> list[RenderableType]:
+    """Every test as it ran; or, when tests were repeated, one row per planned test with its spread and a warning."""
+    if not repeated(record):
+        return [results_table(record.info, result_rows(record))]
+    rows = summary_rows(record)
+    warning = spread_warning(rows)
+    return [summary_table(record.info, rows)] + ([Text(warning, style="yellow")] if warning else [])
+
+
+def summary_table(info: RunInfo, rows: list[SummaryRow]) -> Table:
+    table = Table(title=run_title(info), title_justify="left")
+    table.add_column("Test", no_wrap=True)
+    table.add_column("Dir")
+    for heading in ("n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs"):
+        table.add_column(heading, justify="right")
+    for row in rows:
+        table.add_row(
+            row.test, row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
+            f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us),
+            format_us(row.worst_clat_p99_us), style="yellow" if row.too_wide else None,
+        )
+    table.caption = f"{SPREAD_NOTE} · MB/s = 10^6 bytes/s · worst p99: the largest of the repeats' p99"
+    return table
+
+
+SPREAD_NOTE = (f"means of the repeats; +/-: 95 % confidence interval of the mean (Student's t) in % of it; "
+               f"! wider than {TOO_WIDE_PERCENT:g} %")
+
+
+def format_spread(summary: Summary) -> str:
+    if summary.ci95_percent is None:
+        return "-"
+    return f"{summary.ci95_percent:.1f} %" + (" !" if too_wide(summary) else "")
+
+
+def spread_warning(rows: list[SummaryRow]) -> str | None:
+    """Names the tests whose spread is too wide to trust, and the fix."""
+    wide = list(dict.fromkeys(r.test for r in rows if r.too_wide))
+    if not wide:
+        return None
+    return (f"spread too wide to trust (95 % interval beyond +/- {TOO_WIDE_PERCENT:g} % of the mean): "
+            f"{', '.join(wide)}; use --precision or more --repeat")
+
+
 def format_us(value: float | None) -> str:
     if value is None:
         return "-"
@@ -52,9 +99,15 @@ def plan_table(plan: Plan, title: str) -> Table:
         table.add_row(
             str(seq), test.label, test.fio_rw + (f" {test.rwmixread}% read" if test.direction == "mixed" else ""),
             test.bssplit or format_size(test.bs), str(test.iodepth), str(test.jobs), _data(test),
-            f"{'' if test.time_based else '≤'}{test.runtime:g}s", f"{test.pause:g}s", "yes" if test.writes else "no",
+            _runtime(test), f"{test.pause:g}s", "yes" if test.writes else "no",
         )
     return table
+
+
+def _runtime(test: TestSpec) -> str:
+    if test.time_based:
+        return f"{test.runtime:g}s"
+    return f"≤{test.runtime:g}s" if test.runtime else "once over"
 
 
 def _data(test: TestSpec) -> str:

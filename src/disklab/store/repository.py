@@ -3,7 +3,7 @@
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from disklab.env.host import process_alive
@@ -79,6 +79,8 @@ class RunRecord:
     info: RunInfo
     suite_text: str
     tests: tuple[StoredTest, ...]
+    env: dict = field(default_factory=dict)  # the environment registry's values (env/registry.py)
+    outcomes: dict = field(default_factory=dict)  # what the run's schedule concluded (steady state, precision, ...)
 
 
 class Store:
@@ -266,7 +268,10 @@ class Store:
                          tuple(flags_by_test.get(t["id"], ())))
             for t in test_rows
         )
-        return RunRecord(info=_run_info(row), suite_text=row["suite_text"], tests=tests)
+        return RunRecord(
+            info=_run_info(row), suite_text=row["suite_text"], tests=tests, env=self.run_values("run_env", run_id),
+            outcomes=self.run_values("run_outcomes", run_id),
+        )
 
 
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())

@@ -6,12 +6,18 @@ from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.suite.model import METRICS, Group, Suite, View
+from disklab.analysis.saturation import SaturationSettings, parse_latency_ns
+from disklab.analysis.steady import SteadyCriteria
+from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
+from disklab.units import parse_duration
 
-_TOP_LEVEL = ("name", "description", "defaults", "group", "view")
+_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
 _VIEW_KEYS = ("rows", "columns", "values")
+_STEADY_KEYS = (
+    "window", "max_rounds", "excursion_percent", "slope_percent", "precondition", "purge", "written_multiple", "time_limit",
+)
 MAX_REPEAT = 1000
 
 
@@ -54,9 +60,90 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         raise UserError(f"{where}: needs at least one [[group]] of tests")
     groups = tuple(_group(g, i, where) for i, g in enumerate(groups_data, start=1))
     view = _view(data["view"], where) if "view" in data else None
+    mode = data.get("mode", "fixed")
+    if mode not in MODES:
+        raise UserError(f"{where}: mode: {mode!r} is not one of {', '.join(MODES)}")
+    if "steady" in data and mode == "fixed":
+        raise UserError(f"{where}: steady: a [steady] table needs mode = \"steady\" or \"write-saturation\"")
+    if "saturate" in data and mode != "saturate":
+        raise UserError(f"{where}: saturate: a [saturate] table needs mode = \"saturate\"")
+    rounds = _rounds(data.get("steady", {}), mode, where) if mode in ("steady", "write-saturation") else None
+    saturation = _saturation(data.get("saturate", {}), where) if mode == "saturate" else None
     return Suite(
         name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
-        view=view,
+        view=view, mode=mode, rounds=rounds, saturation=saturation,
+    )
+
+
+def _saturation(data, where: str) -> SaturationSettings:
+    """The [saturate] table: when the search stops, and the p99 bound (--p99 overrides it)."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: saturate: must be a table (gain_percent, max_iodepth, max_jobs, p99)")
+    _reject_unknown(data, ("gain_percent", "max_iodepth", "max_jobs", "p99"), where, "saturate")
+    default = SaturationSettings()
+    gain = data.get("gain_percent", default.gain_percent)
+    if isinstance(gain, bool) or not isinstance(gain, (int, float)) or not 0 < gain <= 100:
+        raise UserError(f"{where}: saturate: gain_percent: {gain!r} is not a number above 0 and at most 100")
+    limits = {}
+    for key, high in (("max_iodepth", 65536), ("max_jobs", 4096)):
+        value = data.get(key, getattr(default, key))
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise UserError(f"{where}: saturate: {key}: {value!r} is not a whole number from 1 to {high}")
+        limits[key] = value
+    p99 = data.get("p99")
+    if p99 is not None:
+        try:
+            p99 = parse_latency_ns(p99)
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{where}: saturate: p99: {exc}") from exc
+    return SaturationSettings(gain_percent=gain, p99_bound_ns=p99, **limits)
+
+
+def _rounds(data, mode: str, where: str) -> Rounds:
+    """The [steady] table; SNIA's values are the defaults."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: steady: must be a table (window, max_rounds, excursion_percent, ...)")
+    _reject_unknown(data, _STEADY_KEYS, where, "steady")
+    default = SteadyCriteria()
+
+    def number(key, low, high, whole=False, default_value=None):
+        value = data.get(key, default_value)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not low <= value <= high:
+            kind = "a whole number" if whole else "a number"
+            raise UserError(f"{where}: steady: {key}: {value!r} is not {kind} from {low} to {high}")
+        return value
+
+    def flag(key):
+        value = data.get(key, True)
+        if not isinstance(value, bool):
+            raise UserError(f"{where}: steady: {key}: {value!r} is not true or false")
+        return value
+
+    window = number("window", 2, 1000, whole=True, default_value=default.window)
+    max_rounds = number("max_rounds", 1, 100000, whole=True, default_value=default.max_rounds)
+    if mode == "steady" and max_rounds < window:
+        raise UserError(f"{where}: steady: max_rounds ({max_rounds}) is smaller than the window ({window}), "
+                        "so steady state could never be judged")
+    criteria = SteadyCriteria(
+        window=window, max_rounds=max_rounds,
+        excursion_percent=number("excursion_percent", 0, 1000, default_value=default.excursion_percent),
+        slope_percent=number("slope_percent", 0, 1000, default_value=default.slope_percent),
+    )
+    if mode == "steady" and ("written_multiple" in data or "time_limit" in data):
+        raise UserError(f"{where}: steady: written_multiple and time_limit belong to mode = \"write-saturation\"")
+    time_limit = data.get("time_limit")
+    if time_limit is not None:
+        try:
+            time_limit = parse_duration(time_limit)
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{where}: steady: time_limit: {exc}; a duration such as \"24h\"") from exc
+        if time_limit <= 0:
+            raise UserError(f"{where}: steady: time_limit: must be longer than zero")
+    return Rounds(
+        criteria=criteria, precondition=flag("precondition"), purge=flag("purge"),
+        written_multiple=number("written_multiple", 0.01, 1000), time_limit=time_limit,
     )
 
 

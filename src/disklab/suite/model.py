@@ -3,6 +3,8 @@
 import math
 from dataclasses import asdict, dataclass
 
+from disklab.analysis.saturation import SaturationSettings
+from disklab.analysis.steady import SteadyCriteria
 from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).
@@ -13,6 +15,9 @@ BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
 FRAME_ALIGNMENT = 4096
 # Figures a suite view can show per test (the report layer defines how each is computed and labelled).
 METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed")
+# How a suite's tests are scheduled: each once (fixed), in rounds until steady or until enough is written, or as a
+# search for peak IOPS followed by latency at fractions of that peak (saturate).
+MODES = ("fixed", "steady", "write-saturation", "saturate")
 
 
 @dataclass(frozen=True)
@@ -119,3 +124,17 @@ class Suite:
     defaults: tuple[tuple[str, object], ...]
     groups: tuple[Group, ...]
     view: View | None
+    mode: str = "fixed"  # one of MODES
+    rounds: "Rounds | None" = None  # the [steady] table of steady and write-saturation suites
+    saturation: SaturationSettings | None = None  # the [saturate] table of saturate suites
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How a steady or write-saturation suite repeats its one workload test in rounds."""
+
+    criteria: SteadyCriteria
+    precondition: bool  # write the test region twice with 128 KiB sequential writes first
+    purge: bool  # discard the whole device first (device targets with --destroy-data only)
+    written_multiple: float | None  # write-saturation: stop once this many times the region is written
+    time_limit: float | None  # write-saturation: stop after this many seconds of rounds

@@ -1,0 +1,1 @@
+"""Statistics over stored results: confidence intervals of repeats, steady state, saturation."""

@@ -1,0 +1,141 @@
+"""Saturation: the search for peak IOPS (queue depth, then jobs) and latency at fractions of that peak. Pure logic."""
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from disklab.fio.parse import JobResult
+
+# Load levels in percent of the peak at which latency is measured.
+DEFAULT_LEVELS = tuple(range(10, 101, 10))
+_LATENCY_UNITS_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
+
+
+def parse_latency_ns(text: str) -> float:
+    """'1ms', '500us', '0.2ms' -> nanoseconds; a unit is required, latencies are too easily misread without one."""
+    match = _LATENCY.match(str(text))
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a latency such as 1ms, 500us or 200000ns")
+    return float(match.group(1)) * _LATENCY_UNITS_NS[match.group(2)]
+
+
+@dataclass(frozen=True)
+class SaturationSettings:
+    gain_percent: float = 5.0  # raising QD or jobs must add at least this much IOPS, or the search stops
+    explode_factor: float = 4.0  # p99 growing by more than this factor from one step to the next stops the search
+    patience: int = 2  # steps in a row without the gain before the search stops (one noisy step must not end it)
+    max_iodepth: int = 256
+    max_jobs: int = 16
+    levels: tuple[int, ...] = DEFAULT_LEVELS
+    p99_bound_ns: float | None = None  # report the highest IOPS whose p99 stays at or under this
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One measured point: settings and what they gave."""
+
+    iodepth: int
+    jobs: int
+    iops: float
+    p50_ns: float | None
+    p99_ns: float | None
+    p99_9_ns: float | None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def probe_of(iodepth: int, jobs: int, job: JobResult) -> Probe:
+    """IOPS of all directions; each percentile the worst of the directions (percentiles cannot be added)."""
+    def worst(key: str) -> float | None:
+        values = [d.clat_percentiles_ns[key] for d in job.directions if key in d.clat_percentiles_ns]
+        return max(values) if values else None
+
+    return Probe(iodepth, jobs, sum(d.iops for d in job.directions), worst("p50"), worst("p99"), worst("p99_9"))
+
+
+def _stops(phase: Sequence[Probe], settings: SaturationSettings, before: Sequence[Probe] = ()) -> bool:
+    """The last `patience` probes of this phase each added too little over the best before them, or p99 exploded."""
+    probes = [*before, *phase]
+    if len(probes) < 2 or not phase:
+        return False
+    last, previous = probes[-1], probes[-2]
+    if last.p99_ns and previous.p99_ns and last.p99_ns > settings.explode_factor * previous.p99_ns:
+        return True
+    first = len(before)
+    trailing = range(len(probes) - settings.patience, len(probes))
+    if trailing.start < max(first, 1):
+        return False
+    return all(probes[i].iops < max(p.iops for p in probes[:i]) * (1 + settings.gain_percent / 100) for i in trailing)
+
+
+def peak(probes: Sequence[Probe]) -> Probe:
+    return max(probes, key=lambda p: p.iops)
+
+
+def next_probe(probes: Sequence[Probe], settings: SaturationSettings) -> tuple[int, int] | None:
+    """(iodepth, jobs) to measure next, or None when the peak is found.
+
+    Queue depth doubles at one job until IOPS stop growing; then, at the best depth, jobs double the same way.
+    """
+    if not probes:
+        return 1, 1
+    depth_phase = [p for p in probes if p.jobs == 1]
+    last = probes[-1]
+    if last.jobs == 1:
+        if not _stops(depth_phase, settings) and last.iodepth * 2 <= settings.max_iodepth:
+            return last.iodepth * 2, 1
+        return (peak(depth_phase).iodepth, 2) if settings.max_jobs >= 2 else None
+    jobs_phase = [p for p in probes if p.jobs > 1]
+    if not _stops(jobs_phase, settings, before=[peak(depth_phase)]) and last.jobs * 2 <= settings.max_jobs:
+        return last.iodepth, last.jobs * 2
+    return None
+
+
+def level_rate_per_job(peak_probe: Probe, percent: int) -> int:
+    """fio's rate_iops applies to each job: the target split evenly across the jobs."""
+    return max(math.ceil(peak_probe.iops * percent / 100 / peak_probe.jobs), 1)
+
+
+# A load level whose achieved IOPS fall short of its target by more than this did not hold its rate.
+HELD_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class Level:
+    percent: int
+    target_iops: float
+    probe: Probe
+
+    @property
+    def held(self) -> bool:
+        return self.probe.iops >= HELD_FRACTION * self.target_iops
+
+    def as_dict(self) -> dict:
+        return {"percent": self.percent, "target_iops": self.target_iops, "held": self.held, **self.probe.as_dict()}
+
+
+def knee(levels: Sequence[Level], factor: float = 2.0) -> Level | None:
+    """The last level before p99 first exceeds `factor` times the lowest p99 of the lighter levels, or None.
+
+    The lowest, not the first: one disturbed light level must not hide the knee.
+    """
+    measured = [lv for lv in levels if lv.probe.p99_ns]
+    if not measured:
+        return None
+    base = measured[0].probe.p99_ns
+    previous = measured[0]
+    for level in measured[1:]:
+        if level.probe.p99_ns > factor * base:
+            return previous
+        base = min(base, level.probe.p99_ns)
+        previous = level
+    return None
+
+
+def best_under(levels: Sequence[Level], bound_ns: float) -> Level | None:
+    """The level with the highest IOPS whose p99 stays at or under the bound."""
+    under = [lv for lv in levels if lv.probe.p99_ns is not None and lv.probe.p99_ns <= bound_ns]
+    return max(under, key=lambda lv: lv.probe.iops, default=None)

@@ -1,0 +1,324 @@
+"""Collect a run's environment: one collect_* function per area, each returning keys of the registry.
+
+Every fact is looked up defensively: a missing file, tool or permission gives
+None ("unknown"), never an exception. Nothing here reads or writes device data.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.env.host import host_identity
+from disklab.env.registry import device_key
+from disklab.targets.blockdev import _unescape_octal
+
+# Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).
+_PCIE_LANE_BYTES_PER_S = {2.5: 250e6, 5.0: 500e6, 8.0: 984.6e6, 16.0: 1969e6, 32.0: 3938e6, 64.0: 7877e6}
+
+
+@dataclass(frozen=True)
+class Mount:
+    mount_point: str
+    fs_type: str
+    source: str
+    options: str  # per-mount and super-block options, joined
+    device_number: tuple[int, int]
+
+
+def collect_environment(target_path: str, target_is_device: bool, fio_path: str, engines: list[str],
+                        *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
+    """Everything a run records about its machine and its target."""
+    env = {**collect_host(proc), **collect_fio(fio_path, engines)}
+    mount = None
+    if target_is_device:
+        number = _device_number_of_node(target_path)
+        env.update(fs_type=None, fs_mount_point=None, fs_source=None, fs_mount_options=None, fs_compression=None)
+    else:
+        mount, number = _mount_and_number(target_path, proc)
+        env.update(collect_filesystem(mount))
+    disks, layout = underlying_disks(number, mount, sysfs)
+    env["devices"] = ", ".join(disks) if disks else None
+    env["layout"] = "; ".join(layout) if layout else "none"
+    for disk in disks:
+        env.update(collect_device(disk, sysfs))
+    return env
+
+
+def collect_host(proc: str = "/proc") -> dict:
+    cpu_model = None
+    for line in _read(Path(proc) / "cpuinfo", "").splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("model name", "Model", "cpu model"):
+            cpu_model = value.strip()
+            break
+    ram = None
+    match = re.search(r"^MemTotal:\s+(\d+) kB", _read(Path(proc) / "meminfo", ""), re.MULTILINE)
+    if match:
+        ram = int(match.group(1)) * 1024
+    return {
+        "hostname": host_identity().hostname,
+        "kernel": platform.release() or None,
+        "distribution": _os_release(),
+        "cpu_model": cpu_model,
+        "cpu_count": os.cpu_count(),
+        "ram_bytes": ram,
+    }
+
+
+def collect_fio(fio_path: str, engines: list[str]) -> dict:
+    version = _command([fio_path, "--version"])
+    return {"fio_version": version.strip() or None if version else None, "fio_engines": ", ".join(sorted(engines)) or None}
+
+
+def collect_filesystem(mount: Mount | None) -> dict:
+    if mount is None:
+        return {"fs_type": None, "fs_mount_point": None, "fs_source": None, "fs_mount_options": None,
+                "fs_compression": None}
+    return {
+        "fs_type": mount.fs_type,
+        "fs_mount_point": mount.mount_point,
+        "fs_source": mount.source,
+        "fs_mount_options": mount.options,
+        "fs_compression": compression_of(mount),
+    }
+
+
+def compression_of(mount: Mount) -> str | None:
+    """'none', what compresses or deduplicates ("btrfs compress=zstd:3", "zfs compression=lz4"), or None if unknown."""
+    if mount.fs_type == "btrfs":
+        found = [o for o in mount.options.split(",") if o.startswith(("compress", "compress-force"))]
+        return "btrfs " + ",".join(found) if found else "none"
+    if mount.fs_type == "zfs":
+        if shutil.which("zfs") is None:
+            return None
+        text = _command(["zfs", "get", "-H", "-o", "property,value", "compression,dedup", mount.source])
+        if not text:
+            return None
+        active = [f"{p}={v}" for p, v in (line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+                  if v.strip() not in ("off", "-")]
+        return "zfs " + ",".join(v.strip() for v in active) if active else "none"
+    if mount.fs_type in ("f2fs",) and "compress_algorithm" in mount.options:
+        return f"{mount.fs_type} compress_algorithm"
+    return "none"
+
+
+def collect_device(name: str, sysfs: str = "/sys") -> dict:
+    """sysfs facts of one whole disk (`name` as in /sys/block)."""
+    block = Path(sysfs) / "block" / name
+    queue = block / "queue"
+    device = block / "device"
+    scheduler = _read(queue / "scheduler")
+    if scheduler:
+        chosen = re.search(r"\[([^\]]+)\]", scheduler)
+        scheduler = chosen.group(1) if chosen else scheduler
+    size = _int(_read(block / "size"))
+    rotational = _int(_read(queue / "rotational"))
+    interface, ceiling = _interface(name, block)
+    facts = {
+        "model": _read(device / "model"),
+        "serial": _read(device / "serial") or _read(block / "serial") or _read(device / "vpd_pg80", None),
+        "firmware": _read(device / "firmware_rev") or _read(device / "rev"),
+        "size_bytes": None if size is None else size * 512,
+        "rotational": None if rotational is None else rotational == 1,
+        "logical_block_size": _int(_read(queue / "logical_block_size")),
+        "physical_block_size": _int(_read(queue / "physical_block_size")),
+        "scheduler": scheduler,
+        "nr_requests": _int(_read(queue / "nr_requests")),
+        "write_cache": _read(queue / "write_cache"),
+        "interface": interface,
+        "interface_ceiling_bytes_per_s": ceiling,
+    }
+    if facts["serial"] and not facts["serial"].isprintable():
+        facts["serial"] = None
+    return {device_key(name, field): value for field, value in facts.items()}
+
+
+def underlying_disks(number: tuple[int, int] | None, mount: Mount | None, sysfs: str = "/sys") -> tuple[list[str], list[str]]:
+    """Whole disks under a device number (partitions resolved to their disk, md/dm followed to their slaves), and
+    a description of the layers met on the way (md level, LVM, dm, ZFS pool, btrfs devices)."""
+    layout: list[str] = []
+    starts: list[Path] = []
+    if mount is not None and mount.fs_type == "zfs":
+        layout.append(f"zfs dataset {mount.source}")
+        pool = mount.source.split("/", 1)[0]
+        starts += _zpool_devices(pool, sysfs)
+    elif mount is not None and mount.fs_type == "btrfs":
+        fsid = _btrfs_fsid(mount, sysfs)
+        members = sorted((Path(sysfs) / "fs" / "btrfs" / fsid / "devices").iterdir()) if fsid else []
+        if members:
+            layout.append(f"btrfs on {len(members)} device(s): {', '.join(m.name for m in members)}")
+            starts += [m.resolve() for m in members]
+    if not starts and number is not None:
+        node = Path(sysfs) / "dev" / "block" / f"{number[0]}:{number[1]}"
+        if node.exists():
+            starts.append(node.resolve())
+    disks: list[str] = []
+    pending = list(starts)
+    seen: set[Path] = set()
+    while pending:
+        node = pending.pop(0)
+        if node in seen:
+            continue
+        seen.add(node)
+        if (node / "partition").is_file():
+            node = node.parent
+        slaves = sorted((node / "slaves").iterdir()) if (node / "slaves").is_dir() else []
+        if slaves:
+            layout.append(_layer(node, [s.name for s in slaves]))
+            pending += [s.resolve() for s in slaves]
+        elif node.name not in disks:
+            disks.append(node.name)
+    return disks, layout
+
+
+def mount_of(path: str, proc: str = "/proc") -> Mount | None:
+    """The mount holding `path`: the deepest mount point above it, preferring one with the path's device number."""
+    real = os.path.realpath(path)
+    try:
+        dev = os.stat(real).st_dev
+    except OSError:
+        return None
+    number = (os.major(dev), os.minor(dev))
+    best = None
+    for mount in _mounts(proc):
+        point = mount.mount_point
+        if real != point and not real.startswith(point.rstrip("/") + "/"):
+            continue
+        rank = (mount.device_number == number, len(point))
+        if best is None or rank >= best[0]:
+            best = (rank, mount)
+    return None if best is None else best[1]
+
+
+def _mount_and_number(target_path: str, proc: str) -> tuple[Mount | None, tuple[int, int] | None]:
+    folder = target_path if os.path.isdir(target_path) else os.path.dirname(target_path) or "."
+    mount = mount_of(folder, proc)
+    if mount is None:
+        return None, None
+    number = mount.device_number
+    # btrfs and others report an anonymous 0:N device; the source names the real one.
+    if number[0] == 0 and mount.source.startswith("/dev/"):
+        number = _device_number_of_node(mount.source) or number
+    return mount, number
+
+
+def _mounts(proc: str) -> list[Mount]:
+    mounts = []
+    text = _read(Path(proc) / "self" / "mountinfo", "") or ""
+    for line in text.split("\n"):
+        fields = line.split(" ")
+        if len(fields) < 10 or "-" not in fields[6:]:
+            continue
+        separator = fields.index("-", 6)
+        major, _, minor = fields[2].partition(":")
+        options = fields[5]
+        super_options = fields[separator + 3] if len(fields) > separator + 3 else ""
+        merged = ",".join(dict.fromkeys(options.split(",") + [o for o in super_options.split(",") if o]))
+        mounts.append(Mount(
+            mount_point=_unescape_octal(fields[4]), fs_type=fields[separator + 1],
+            source=_unescape_octal(fields[separator + 2]), options=merged, device_number=(int(major), int(minor)),
+        ))
+    return mounts
+
+
+def _device_number_of_node(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.major(st.st_rdev), os.minor(st.st_rdev)) if st.st_rdev else None
+
+
+def _layer(node: Path, slaves: list[str]) -> str:
+    level = _read(node / "md" / "level")
+    if level:
+        return f"md {node.name} {level} over {', '.join(slaves)}"
+    uuid = _read(node / "dm" / "uuid") or ""
+    name = _read(node / "dm" / "name") or node.name
+    kind = "LVM" if uuid.startswith("LVM-") else "dm-crypt" if uuid.startswith("CRYPT-") else "device-mapper"
+    return f"{kind} {name} over {', '.join(slaves)}"
+
+
+def _btrfs_fsid(mount: Mount, sysfs: str) -> str | None:
+    if not mount.source.startswith("/dev/"):
+        return None
+    name = os.path.basename(os.path.realpath(mount.source))
+    root = Path(sysfs) / "fs" / "btrfs"
+    if not root.is_dir():
+        return None
+    for fs in root.iterdir():
+        if (fs / "devices" / name).exists():
+            return fs.name
+    return None
+
+
+def _zpool_devices(pool: str, sysfs: str) -> list[Path]:
+    if shutil.which("zpool") is None:
+        return []
+    text = _command(["zpool", "list", "-v", "-H", "-P", pool]) or ""
+    found = []
+    for line in text.splitlines():
+        path = line.strip().split("\t")[0].strip()
+        number = _device_number_of_node(path) if path.startswith("/dev/") else None
+        node = Path(sysfs) / "dev" / "block" / f"{number[0]}:{number[1]}" if number else None
+        if node is not None and node.exists():
+            found.append(node.resolve())
+    return found
+
+
+def _interface(name: str, block: Path) -> tuple[str | None, float | None]:
+    """The link the disk hangs on and the most it can carry, where sysfs tells (NVMe over PCIe); else unknown."""
+    if name.startswith("nvme"):
+        controller = block / "device" / "device"
+        speed = _read(controller / "current_link_speed")
+        width = _int(_read(controller / "current_link_width"))
+        match = re.match(r"([\d.]+)\s*GT/s", speed or "")
+        if match and width:
+            lane = _PCIE_LANE_BYTES_PER_S.get(float(match.group(1)))
+            return f"PCIe {match.group(1)} GT/s x{width}", None if lane is None else lane * width
+        return "NVMe", None
+    if name.startswith("vd"):
+        return "virtio", None
+    if name.startswith(("loop", "ram", "zram")):
+        return name.rstrip("0123456789"), None
+    return None, None
+
+
+def _os_release() -> str | None:
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        text = _read(Path(path))
+        if text:
+            fields = dict(
+                (k, v.strip().strip('"')) for k, _, v in (line.partition("=") for line in text.splitlines()) if k
+            )
+            return fields.get("PRETTY_NAME") or fields.get("NAME")
+    return None
+
+
+def _read(path: Path, default: str | None = None) -> str | None:
+    try:
+        text = path.read_text(errors="replace").strip()
+    except OSError:
+        return default
+    return text or default
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return None if text is None else int(text)
+    except ValueError:
+        return None
+
+
+def _command(argv: list[str]) -> str | None:
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout if result.returncode == 0 else None

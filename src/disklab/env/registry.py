@@ -1,0 +1,144 @@
+"""The environment keys every run records: each with its type, unit and formatter (pyperf's metadata registry).
+
+A run's environment is a flat dict of JSON values. Facts about a block device
+are keyed `device.<name>.<field>` (for example `device.sda.model`), one set per
+disk under the target. A fact that could not be found is stored as None and
+shown as "unknown".
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+from disklab.units import format_size
+
+UNKNOWN = "unknown"
+DEVICE_PREFIX = "device."
+
+
+def _text(value) -> str:
+    return str(value)
+
+
+def _bytes(value) -> str:
+    if value >= 1024**3:
+        return f"{value / 1024**3:,.1f} GiB ({value:,} bytes)"
+    return format_size(value)
+
+
+def _yes_no(value) -> str:
+    return "yes" if value else "no"
+
+
+def _rate(value) -> str:
+    return f"{value / 1e6:,.0f} MB/s"
+
+
+@dataclass(frozen=True)
+class EnvKey:
+    name: str  # for devices: the field after `device.<name>.`
+    label: str
+    kind: type
+    unit: str = ""
+    formatter: Callable[[object], str] = _text
+    # Keys that may explain why two runs' figures differ; env_differences() compares them.
+    explains_difference: bool = False
+
+
+_KEYS = (
+    EnvKey("hostname", "host name", str),
+    EnvKey("kernel", "kernel", str, explains_difference=True),
+    EnvKey("distribution", "distribution", str),
+    EnvKey("cpu_model", "CPU model", str),
+    EnvKey("cpu_count", "CPUs", int, "logical CPUs"),
+    EnvKey("ram_bytes", "RAM", int, "bytes", _bytes),
+    EnvKey("fio_version", "fio version", str, explains_difference=True),
+    EnvKey("fio_engines", "fio engine(s)", str, explains_difference=True),
+    EnvKey("fs_type", "file system", str, explains_difference=True),
+    EnvKey("fs_mount_point", "mount point", str),
+    EnvKey("fs_source", "file system source", str),
+    EnvKey("fs_mount_options", "mount options", str, explains_difference=True),
+    EnvKey("fs_compression", "compression / dedup", str, explains_difference=True),
+    EnvKey("devices", "disks under the target", str),
+    EnvKey("layout", "md / LVM / ZFS / btrfs layout", str, explains_difference=True),
+    EnvKey("smart", "SMART", str),
+    # What differed when an interrupted run was resumed: {key: value then}.
+    EnvKey("resumed_with", "changed when resumed", dict, "", lambda v: "; ".join(f"{k} = {v[k]}" for k in sorted(v))),
+)
+_DEVICE_KEYS = (
+    EnvKey("model", "model", str, explains_difference=True),
+    EnvKey("serial", "serial", str),
+    EnvKey("firmware", "firmware", str, explains_difference=True),
+    EnvKey("size_bytes", "size", int, "bytes", _bytes),
+    EnvKey("rotational", "rotational", bool, "", _yes_no, explains_difference=True),
+    EnvKey("logical_block_size", "logical sector", int, "bytes"),
+    EnvKey("physical_block_size", "physical sector", int, "bytes"),
+    EnvKey("scheduler", "I/O scheduler", str, explains_difference=True),
+    EnvKey("nr_requests", "queue depth (nr_requests)", int, "requests"),
+    EnvKey("write_cache", "write cache", str, explains_difference=True),
+    EnvKey("interface", "interface", str, explains_difference=True),
+    EnvKey("interface_ceiling_bytes_per_s", "interface ceiling", float, "bytes/s", _rate),
+)
+KEYS = {key.name: key for key in _KEYS}
+DEVICE_KEYS = {key.name: key for key in _DEVICE_KEYS}
+
+
+def device_key(device: str, field: str) -> str:
+    return f"{DEVICE_PREFIX}{device}.{field}"
+
+
+def lookup(name: str) -> EnvKey | None:
+    """The registry entry of a stored key; None for keys this version does not know (kept, shown raw)."""
+    if name.startswith(DEVICE_PREFIX):
+        return DEVICE_KEYS.get(name.rpartition(".")[2])
+    return KEYS.get(name)
+
+
+def label_of(name: str) -> str:
+    key = lookup(name)
+    if key is None:
+        return name
+    if name.startswith(DEVICE_PREFIX):
+        device = name[len(DEVICE_PREFIX):].rpartition(".")[0]
+        return f"{device}: {key.label}"
+    return key.label
+
+
+def format_value(name: str, value) -> str:
+    """The value with its unit, or "unknown"."""
+    if value is None:
+        return UNKNOWN
+    key = lookup(name)
+    if key is None:
+        return str(value)
+    try:
+        text = key.formatter(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if key.unit and key.formatter is _text:
+        text = f"{text} {key.unit}"
+    return text
+
+
+def ordered(env: dict) -> list[tuple[str, object]]:
+    """Host keys in registry order, then each device's keys in registry order, then keys unknown to the registry."""
+    rows = [(name, env[name]) for name in KEYS if name in env]
+    devices = sorted({name[len(DEVICE_PREFIX):].rpartition(".")[0] for name in env if name.startswith(DEVICE_PREFIX)})
+    for device in devices:
+        rows += [(device_key(device, f), env[device_key(device, f)]) for f in DEVICE_KEYS if device_key(device, f) in env]
+    known = {name for name, _ in rows}
+    rows += [(name, env[name]) for name in sorted(env) if name not in known]
+    return rows
+
+
+def env_differences(env_a: dict, env_b: dict) -> list[str]:
+    """Keys that differ between two runs and may explain a difference in their figures, as lines for a reader."""
+    lines = []
+    names = [name for name, _ in ordered({**env_b, **env_a})]
+    for name in names:
+        key = lookup(name)
+        if key is None or not key.explains_difference:
+            continue
+        a, b = env_a.get(name), env_b.get(name)
+        if a != b:
+            lines.append(f"{label_of(name)}: {format_value(name, a)} -> {format_value(name, b)}")
+    return lines

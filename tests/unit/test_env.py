@@ -1,0 +1,176 @@
+"""The environment registry and its collectors, over fake sysfs / proc trees and the real machine."""
+
+import os
+from pathlib import Path
+
+from disklab.env.collect import Mount, collect_device, collect_environment, compression_of, mount_of, underlying_disks
+from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
+
+
+def test_every_key_has_a_label_type_and_formatter():
+    for key in [*KEYS.values(), *DEVICE_KEYS.values()]:
+        assert key.label and key.kind in (str, int, float, bool, dict) and callable(key.formatter)
+
+
+def test_values_are_shown_with_their_unit_and_missing_ones_as_unknown():
+    assert format_value("cpu_count", 8) == "8 logical CPUs"
+    assert format_value("ram_bytes", 16 * 1024**3) == "16.0 GiB (17,179,869,184 bytes)"
+    assert format_value("device.sda.logical_block_size", 512) == "512 bytes"
+    assert format_value("device.sda.rotational", False) == "no"
+    assert format_value("device.nvme0n1.interface_ceiling_bytes_per_s", 3.9e9) == "3,900 MB/s"
+    assert format_value("device.sda.serial", None) == "unknown"
+    assert format_value("some_future_key", 3) == "3"
+    assert label_of("device.sda.model") == "sda: model" and lookup("device.dm-0.scheduler").label == "I/O scheduler"
+
+
+def test_ordered_puts_host_keys_first_then_each_device():
+    env = {"device.sdb.model": "B", "kernel": "6.1", "device.sda.model": "A", "hostname": "h", "zzz": 1}
+    assert [name for name, _ in ordered(env)] == ["hostname", "kernel", "device.sda.model", "device.sdb.model", "zzz"]
+
+
+def test_env_differences_names_the_keys_that_can_explain_a_difference():
+    a = {"hostname": "a", "kernel": "6.1", "fio_version": "fio-3.33", "fs_type": "ext4", "device.sda.model": "X",
+         "device.sda.firmware": "1", "device.sda.scheduler": "none", "device.sda.write_cache": "write back",
+         "device.sda.serial": "S1", "ram_bytes": 1}
+    b = {**a, "hostname": "b", "kernel": "6.8", "fio_version": "fio-3.36", "device.sda.firmware": "2",
+         "device.sda.scheduler": "mq-deadline", "device.sda.write_cache": "write through", "device.sda.serial": "S2",
+         "ram_bytes": 2}
+    assert env_differences(a, b) == [
+        "kernel: 6.1 -> 6.8",
+        "fio version: fio-3.33 -> fio-3.36",
+        "sda: firmware: 1 -> 2",
+        "sda: I/O scheduler: none -> mq-deadline",
+        "sda: write cache: write back -> write through",
+    ]
+    assert env_differences(a, a) == []
+    assert env_differences({"fs_type": "ext4"}, {}) == ["file system: ext4 -> unknown"]
+
+
+def _disk(sysfs: Path, name: str, number: str, **files) -> Path:
+    node = sysfs / "devices" / "virtual" / "block" / name
+    (node / "queue").mkdir(parents=True)
+    (node / "device").mkdir()
+    (node / "dev").write_text(number + "\n")
+    for path, text in files.items():
+        target = node / path.replace("__", "/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text + "\n")
+    _link(sysfs / "block" / name, node)
+    _link(sysfs / "dev" / "block" / number, node)
+    return node
+
+
+def _partition(disk: Path, sysfs: Path, name: str, number: str) -> Path:
+    node = disk / name
+    node.mkdir()
+    (node / "partition").write_text("1\n")
+    (node / "dev").write_text(number + "\n")
+    _link(sysfs / "dev" / "block" / number, node)
+    return node
+
+
+def _link(link: Path, target: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+
+
+def test_a_partition_resolves_to_its_disk(tmp_path):
+    disk = _disk(tmp_path, "sda", "8:0")
+    _partition(disk, tmp_path, "sda1", "8:1")
+    assert underlying_disks((8, 1), None, str(tmp_path)) == (["sda"], [])
+
+
+def test_lvm_over_md_over_partitions_is_followed_to_the_disks(tmp_path):
+    sda, sdb = _disk(tmp_path, "sda", "8:0"), _disk(tmp_path, "sdb", "8:16")
+    md = _disk(tmp_path, "md0", "9:0", md__level="raid1")
+    dm = _disk(tmp_path, "dm-0", "253:0", dm__uuid="LVM-abc", dm__name="vg-data")
+    for part in (_partition(sda, tmp_path, "sda1", "8:1"), _partition(sdb, tmp_path, "sdb1", "8:17")):
+        (md / "slaves").mkdir(exist_ok=True)
+        (md / "slaves" / part.name).symlink_to(part)
+    (dm / "slaves").mkdir()
+    (dm / "slaves" / "md0").symlink_to(md)
+    disks, layout = underlying_disks((253, 0), None, str(tmp_path))
+    assert disks == ["sda", "sdb"]
+    assert layout == ["LVM vg-data over md0", "md md0 raid1 over sda1, sdb1"]
+
+
+def test_device_facts_come_from_sysfs_and_missing_ones_are_unknown(tmp_path):
+    _disk(tmp_path, "sda", "8:0", size="2000", queue__rotational="0", queue__logical_block_size="512",
+          queue__physical_block_size="4096", queue__scheduler="none [mq-deadline] bfq", queue__nr_requests="64",
+          queue__write_cache="write through", device__model="Samsung SSD 870", device__rev="SVT01B6Q")
+    facts = collect_device("sda", str(tmp_path))
+    assert facts == {
+        "device.sda.model": "Samsung SSD 870", "device.sda.serial": None, "device.sda.firmware": "SVT01B6Q",
+        "device.sda.size_bytes": 1024000, "device.sda.rotational": False, "device.sda.logical_block_size": 512,
+        "device.sda.physical_block_size": 4096, "device.sda.scheduler": "mq-deadline", "device.sda.nr_requests": 64,
+        "device.sda.write_cache": "write through", "device.sda.interface": None,
+        "device.sda.interface_ceiling_bytes_per_s": None,
+    }
+    assert set(collect_device("nosuch", str(tmp_path)).values()) == {None}
+
+
+def test_an_nvme_disk_gets_its_pcie_link_as_ceiling(tmp_path):
+    _disk(tmp_path, "nvme0n1", "259:0", device__device__current_link_speed="8.0 GT/s PCIe",
+          device__device__current_link_width="4")
+    facts = collect_device("nvme0n1", str(tmp_path))
+    assert facts["device.nvme0n1.interface"] == "PCIe 8.0 GT/s x4"
+    assert round(facts["device.nvme0n1.interface_ceiling_bytes_per_s"] / 1e6) == 3938
+
+
+def _mountinfo(tmp_path: Path, *lines: str) -> str:
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "self" / "mountinfo").write_text("\n".join(lines) + "\n")
+    return str(tmp_path / "proc")
+
+
+def test_the_deepest_mount_above_the_path_holds_it_and_options_are_merged(tmp_path):
+    here = os.stat(tmp_path).st_dev
+    proc = _mountinfo(
+        tmp_path,
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard",
+        f"40 27 {os.major(here)}:{os.minor(here)} / {tmp_path} rw,noatime shared:5 - btrfs /dev/sdb1 rw,compress=zstd:3,space_cache=v2",
+        "41 27 0:50 / /elsewhere rw - tmpfs tmpfs rw",
+    )
+    mount = mount_of(str(tmp_path), proc)
+    assert (mount.fs_type, mount.source, mount.mount_point) == ("btrfs", "/dev/sdb1", str(tmp_path))
+    assert mount.options == "rw,noatime,compress=zstd:3,space_cache=v2"
+    assert compression_of(mount) == "btrfs compress=zstd:3"
+
+
+def test_file_systems_without_compression_say_none():
+    assert compression_of(Mount("/", "ext4", "/dev/sda1", "rw,relatime", (8, 1))) == "none"
+    assert compression_of(Mount("/b", "btrfs", "/dev/sdb", "rw,ssd", (0, 40))) == "none"
+
+
+def test_the_real_machine_gives_every_key_and_never_raises(tmp_path):
+    env = collect_environment(str(tmp_path / "disklab.testfile"), False, "fio", ["psync"])
+    for key in KEYS:
+        if key not in ("smart", "resumed_with"):
+            assert key in env, key
+    assert env["cpu_count"] >= 1 and env["ram_bytes"] > 0
+    for disk in (env["devices"] or "").split(", "):
+        if disk:
+            assert all(f"device.{disk}.{field}" in env for field in DEVICE_KEYS)
+
+
+def test_a_missing_fio_and_a_missing_directory_are_unknown(tmp_path):
+    env = collect_environment("/nonexistent/dir/f", False, str(tmp_path / "no-fio"), [])
+    assert env["fio_version"] is None and env["fio_engines"] is None
+    assert env["fs_type"] is None and env["devices"] is None and env["layout"] == "none"
+
+
+def test_a_resumed_run_keeps_its_first_environment_and_notes_what_changed(tmp_path, monkeypatch):
+    from disklab.env import capture
+    from disklab.store.repository import Store
+    from tests.unit.test_store import new_run
+
+    envs = iter([{"kernel": "6.1", "devices": "sda, sdb"}, {"kernel": "6.8", "devices": "sda, sdb"}])
+    monkeypatch.setattr(capture, "collect_environment", lambda *args: next(envs))
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        assert capture.record_environment(store, run_id, "/x/f", False, "fio", ["psync"]) == ["sda", "sdb"]
+        capture.record_environment(store, run_id, "/x/f", False, "fio", ["psync"])
+        assert store.run_values("run_env", run_id) == {
+            "kernel": "6.1", "devices": "sda, sdb", "resumed_with": {"kernel": "6.8"},
+        }
+        assert format_value("resumed_with", {"kernel": "6.8"}) == "kernel = 6.8"
