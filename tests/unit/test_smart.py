@@ -7,7 +7,6 @@ documented JSON schema (no such drive was at hand to capture), see tests/fixture
 import json
 from pathlib import Path
 
-import pytest
 
 from disklab.env.capture import record_smart
 from disklab.env.smart import format_amount, health_values, smart_changes, unavailable_reason

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from disklab.analysis.stats import TOO_WIDE_PERCENT, summarize, t_975, too_wide
+from disklab.analysis.stats import summarize, t_975, too_wide
 
 
 @pytest.mark.parametrize("df, published", [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (29, 2.045),

@@ -1,4 +1,3 @@
-import string
 
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -84,12 +84,10 @@ def _saturation(data, where: str) -> SaturationSettings:
     gain = data.get("gain_percent", default.gain_percent)
     if isinstance(gain, bool) or not isinstance(gain, (int, float)) or not 0 < gain <= 100:
         raise UserError(f"{where}: saturate: gain_percent: {gain!r} is not a number above 0 and at most 100")
-    limits = {}
-    for key, high in (("max_iodepth", 65536), ("max_jobs", 4096)):
-        value = data.get(key, getattr(default, key))
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-            raise UserError(f"{where}: saturate: {key}: {value!r} is not a whole number from 1 to {high}")
-        limits[key] = value
+    limits = {
+        key: _number(data, key, getattr(default, key), 1, high, where, "saturate", whole=True)
+        for key, high in (("max_iodepth", 65536), ("max_jobs", 4096))
+    }
     p99 = data.get("p99")
     if p99 is not None:
         try:
@@ -97,6 +95,17 @@ def _saturation(data, where: str) -> SaturationSettings:
         except (ValueError, TypeError) as exc:
             raise UserError(f"{where}: saturate: p99: {exc}") from exc
     return SaturationSettings(gain_percent=gain, p99_bound_ns=p99, **limits)
+
+
+def _number(data: dict, key: str, default, low, high, where: str, table: str, whole: bool = False):
+    """A number of a mode's table within low..high (the default when absent; None stays None)."""
+    value = data.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not low <= value <= high:
+        kind = "a whole number" if whole else "a number"
+        raise UserError(f"{where}: {table}: {key}: {value!r} is not {kind} from {low} to {high}")
+    return value
 
 
 def _rounds(data, mode: str, where: str) -> Rounds:
@@ -107,13 +116,7 @@ def _rounds(data, mode: str, where: str) -> Rounds:
     default = SteadyCriteria()
 
     def number(key, low, high, whole=False, default_value=None):
-        value = data.get(key, default_value)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not low <= value <= high:
-            kind = "a whole number" if whole else "a number"
-            raise UserError(f"{where}: steady: {key}: {value!r} is not {kind} from {low} to {high}")
-        return value
+        return _number(data, key, default_value, low, high, where, "steady", whole)
 
     def flag(key):
         value = data.get(key, True)

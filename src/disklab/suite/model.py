@@ -86,10 +86,6 @@ class TestSpec:
         raw = width * height * BYTES_PER_PIXEL[self.bit_depth]
         return math.ceil(raw / FRAME_ALIGNMENT) * FRAME_ALIGNMENT
 
-    @property
-    def frame_deadline_ns(self) -> float:
-        return 1e9 / self.fps
-
     def params(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k != "label"}
 
