@@ -12,6 +12,11 @@ from disklab.store.repository import RunInfo, RunRecord
 from disklab.units import format_size
 
 
+def run_label(info: RunInfo) -> str:
+    """The short name a run goes by in comparisons, charts and legends."""
+    return f"run {info.id}"
+
+
 def run_title(info: RunInfo) -> str:
     return (
         f"run {info.id} · {info.suite_name} · {info.target} · {info.status} · "
