@@ -10,6 +10,7 @@ command -v blkid >/dev/null || need_packages+=(util-linux)
 command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)   # device-safety tests
 command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
 command -v smartctl >/dev/null || need_packages+=(smartmontools)
+command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 
 if [ ${#need_packages[@]} -gt 0 ]; then

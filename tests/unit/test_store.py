@@ -79,29 +79,38 @@ def test_schema_is_migrated_once_and_recorded(tmp_path):
 
 def test_a_version_1_store_is_upgraded_with_its_runs_intact(tmp_path, monkeypatch):
     path = tmp_path / "r.db"
-    with monkeypatch.context() as old_disklab:
-        old_disklab.setattr("disklab.store.db.MIGRATIONS", MIGRATIONS[:1])
-        old_disklab.setattr("disklab.store.db.LATEST_VERSION", 1)
-        with Store(path) as store:
-            run_id = store.create_run(new_run())
-            # As disklab 1 stored a test: it knew no series table.
-            store.conn.execute(
-                """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
-                   finished_at, usr_cpu_percent, sys_cpu_percent) VALUES (?, 0, 'old', '{}', 'job', 'out', '', 'a', 'b', 1, 2)""",
-                (run_id,),
-            )
-            store.finish_run(run_id, "complete")
+    run_id = old_store(path, monkeypatch, 1)
     before = stored_rows(path)
     assert before["schema_migrations"] == [(1,)]
     with Store(path) as store:
         record = store.get_run(run_id)
     after = stored_rows(path)
     assert after["schema_migrations"] == [(v,) for v in range(1, LATEST_VERSION + 1)] and after["series"] == []
-    assert after["runs"] == before["runs"]
-    # Later migrations add columns at the end of tests: the old columns are untouched; the step is (seq, 1).
+    # Later migrations add columns at the end of runs and tests: the old columns are untouched; the step is (seq, 1).
+    assert [row[: len(before["runs"][0])] for row in after["runs"]] == before["runs"]
     assert [row[: len(before["tests"][0])] for row in after["tests"]] == before["tests"]
     assert record.info.status == "complete" and [(t.label, t.fio_output, t.series) for t in record.tests] == [("old", "out", ())]
     assert [(t.plan_index, t.attempt) for t in record.tests] == [(0, 1)]
+
+
+def old_store(path, monkeypatch, version: int, fio_output: str = "out") -> int:
+    """A store as the disklab of schema `version` left it: one complete run with a test 'old', in schema 1's columns."""
+    with monkeypatch.context() as old_disklab:
+        old_disklab.setattr("disklab.store.db.MIGRATIONS", MIGRATIONS[:version])
+        old_disklab.setattr("disklab.store.db.LATEST_VERSION", version)
+        with Store(path) as store:
+            run_id = store.conn.execute(
+                """INSERT INTO runs (suite_name, suite_source, suite_text, target, target_kind, test_path, options_json,
+                   status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid, planned_tests)
+                   VALUES ('quick', 'built-in', '', '/mnt/x', 'directory', '/mnt/x/f', '{}', 'complete',
+                   '2026-01-01T00:00:00+00:00', '0.1.0', 'fio-3.33', 'io_uring', 'testhost', '6.1', 1, 1)"""
+            ).lastrowid
+            store.conn.execute(
+                """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
+                   finished_at, usr_cpu_percent, sys_cpu_percent) VALUES (?, 0, 'old', '{}', 'job', ?, '', 'a', 'b', 1, 2)""",
+                (run_id, fio_output),
+            )
+    return run_id
 
 
 def stored_rows(path) -> dict[str, list[tuple]]:
@@ -172,3 +181,22 @@ def test_migration_scripts_split_only_at_statement_ends():
     script = "CREATE TABLE t (x TEXT DEFAULT 'a;b');\nINSERT INTO t VALUES ('c;d');\n"
     assert [s.strip() for s in _statements(script)] == [
         "CREATE TABLE t (x TEXT DEFAULT 'a;b');", "INSERT INTO t VALUES ('c;d');"]
+
+
+def test_a_version_3_store_gains_run_names_and_test_hosts_with_its_data_intact(tmp_path, monkeypatch):
+    path = tmp_path / "r.db"
+    output = fixture_text("randread-4k-q32.json.json")
+    (job,) = parse_fio_output(output).jobs
+    run_id = old_store(path, monkeypatch, 3, output)
+    before = stored_rows(path)
+    assert before["schema_migrations"] == [(1,), (2,), (3,)]
+    with Store(path) as store:
+        old = store.get_run(run_id)
+        named = store.create_run(new_run(name="old array"))
+        store.add_test(named, 0, "remote", {}, "", output, "", "2026-01-01T00:00:00+00:00", job, host="server-a")
+        new = store.get_run(named)
+    after = stored_rows(path)
+    assert [row[: len(before["runs"][0])] for row in after["runs"][:1]] == before["runs"]
+    assert [row[: len(before["tests"][0])] for row in after["tests"][:1]] == before["tests"]
+    assert old.info.name is None and [(t.label, t.fio_output, t.host) for t in old.tests] == [("old", output, None)]
+    assert new.info.name == "old array" and [(t.host, t.metrics) for t in new.tests] == [("server-a", job.directions)]

@@ -51,9 +51,10 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
     ctx.obj = {"db": db, "debug": debug}
 
 
-from disklab.cli import doctor, export, run, show, suites  # noqa: E402  (commands need the group's helpers first)
+from disklab.cli import compare, doctor, export, importer, report, run, show, suites  # noqa: E402  (commands need the group's helpers first)
 
-for command in (run.run, run.resume, show.runs, show.show, suites.suites, export.export, doctor.doctor):
+for command in (run.run, run.resume, show.runs, show.show, suites.suites, export.export, doctor.doctor, compare.compare,
+                importer.import_run, report.report):
     cli.add_command(command)
 
 

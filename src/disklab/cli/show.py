@@ -22,11 +22,11 @@ def runs(ctx, limit):
         click.echo(f"no runs stored yet in {store.path}; start one with 'disklab run quick --target DIR'")
         return
     table = Table()
-    for heading in ("Run", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host"):
+    for heading in ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host"):
         table.add_column(heading)
     for info in infos:
         table.add_row(
-            str(info.id), info.started_at, info.suite_name, info.target,
+            str(info.id), info.name or "", info.started_at, info.suite_name, info.target,
             f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname,
         )
     stdout_console().print(table)

@@ -13,13 +13,13 @@ from disklab.units import format_size
 
 
 def run_label(info: RunInfo) -> str:
-    """The short name a run goes by in comparisons, charts and legends."""
-    return f"run {info.id}"
+    """The short name a run goes by in comparisons, charts and legends: its given name, if any, with its number."""
+    return f"{info.name} (run {info.id})" if info.name else f"run {info.id}"
 
 
 def run_title(info: RunInfo) -> str:
     return (
-        f"run {info.id} · {info.suite_name} · {info.target} · {info.status} · "
+        f"{run_label(info)} · {info.suite_name} · {info.target} · {info.status} · "
         f"{info.finished_tests}/{info.planned_tests} tests · {info.started_at} · {info.fio_version} {info.fio_engine}"
     )
 

@@ -111,6 +111,15 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        4,
+        "run names and the host of each test",
+        # host: the fio server a test ran on (client/server mode); NULL = this machine. name: the user's name for a run.
+        """
+        ALTER TABLE tests ADD COLUMN host TEXT;
+        ALTER TABLE runs ADD COLUMN name TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -28,6 +28,8 @@ class NewRun:
     hostname: str
     kernel: str
     planned_tests: int
+    name: str | None = None  # what the user calls the run, e.g. "old array"
+    started_at: str | None = None  # None: now; an imported run keeps the time fio ran it
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class RunInfo:
     kernel: str
     planned_tests: int
     finished_tests: int
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class StoredTest:
     plan_index: int = 0  # the planned test this is; repeats and rounds share it
     attempt: int = 1  # which repeat or round of it
     flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
+    host: str | None = None  # the fio server it ran on (client/server mode); None: this machine
 
     def as_job(self) -> JobResult:
         return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
@@ -101,12 +105,12 @@ class Store:
         with translate_errors(self.path):
             cursor = self.conn.execute(
                 """INSERT INTO runs (suite_name, suite_source, suite_text, target, target_kind, test_path, options_json,
-                   status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid, planned_tests)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid, planned_tests, name)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     run.suite_name, run.suite_source, run.suite_text, run.target, run.target_kind, run.test_path,
-                    json.dumps(run.options, sort_keys=True), now_iso(), run.disklab_version, run.fio_version,
-                    run.fio_engine, run.hostname, run.kernel, os.getpid(), run.planned_tests,
+                    json.dumps(run.options, sort_keys=True), run.started_at or now_iso(), run.disklab_version,
+                    run.fio_version, run.fio_engine, run.hostname, run.kernel, os.getpid(), run.planned_tests, run.name,
                 ),
             )
             return cursor.lastrowid
@@ -114,7 +118,7 @@ class Store:
     def add_test(
         self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,
         started_at: str, job: JobResult, series: tuple[Series, ...] = (), plan_index: int | None = None,
-        attempt: int = 1,
+        attempt: int = 1, host: str | None = None,
     ) -> int:
         """One transaction per test: the test, its metrics and its series land together or not at all."""
         with translate_errors(self.path):
@@ -122,12 +126,12 @@ class Store:
             try:
                 test_id = self.conn.execute(
                     """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
-                       finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
                         started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
-                        seq if plan_index is None else plan_index, attempt,
+                        seq if plan_index is None else plan_index, attempt, host,
                     ),
                 ).lastrowid
                 for m in job.directions:
@@ -286,7 +290,7 @@ def _run_info(row: sqlite3.Row) -> RunInfo:
         status=row["status"], error=row["error"], started_at=row["started_at"], finished_at=row["finished_at"],
         disklab_version=row["disklab_version"], fio_version=row["fio_version"], fio_engine=row["fio_engine"],
         hostname=row["hostname"], kernel=row["kernel"], planned_tests=row["planned_tests"],
-        finished_tests=row["finished_tests"],
+        finished_tests=row["finished_tests"], name=row["name"],
     )
 
 
@@ -299,6 +303,7 @@ def _stored_test(
         usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
         metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
         plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
+        host=row["host"],
     )
 
 

@@ -1,0 +1,300 @@
+"""Stored runs side by side: tests matched by their parameters, each figure judged against the baseline run.
+
+A difference counts (better / worse) only when it is larger than the tolerance and, when both runs repeated the
+test, Welch's t-test also finds it significant at 95 % (asv's rule: a factor and a significance test). Without
+repeats the tolerance alone decides, so it must be at least the disk's run-to-run spread.
+Pure: RunRecords in, a Comparison out; the report layer renders it.
+"""
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from disklab.analysis.stats import Summary, summarize, t_975
+from disklab.env.registry import env_differences
+from disklab.fio.parse import DirectionMetrics
+from disklab.report.rows import planned_tests, repeated
+from disklab.store.repository import RunInfo, RunRecord, StoredTest
+from disklab.suite.params import PARAMS
+
+# Run-to-run spread of one disk is 5 % on a good day and far more on a busy one; asv's default factor is 1.1.
+DEFAULT_TOLERANCE_PERCENT = 10.0
+BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
+# What makes two tests the same test. Left out: names (label, group, metric), how long and how hard a test ran
+# (runtime, ramp, pause, rate caps), the data-set size, engine and offset: those are conditions, and differences in
+# them are named (ConditionDifference) instead of hiding the match.
+MATCH_PARAMS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "region", "sync", "nrfiles",
+                "filesize", "frame_size", "bit_depth", "fps", "direct", "time_based")
+CONDITION_PARAMS = ("size", "runtime", "ramp", "rate", "rate_iops", "engine")
+# Parameters a suite sweeps, in which a crossover of the leading run is looked for.
+SWEPT_PARAMS = ("bs", "iodepth", "rwmixread", "jobs")
+
+
+@dataclass(frozen=True)
+class CompareMetric:
+    name: str
+    label: str  # with its unit
+    higher_is_better: bool
+    value: Callable[[DirectionMetrics], float | None]
+    lead: str  # what the leading run does, for crossover sentences
+
+
+def _p99_us(m: DirectionMetrics) -> float | None:
+    p99 = m.clat_percentiles_ns.get("p99")
+    return None if p99 is None else p99 / 1e3
+
+
+METRICS = (
+    CompareMetric("iops", "IOPS", True, lambda m: m.iops, "delivers more IOPS"),
+    CompareMetric("mb_per_s", "MB/s", True, lambda m: m.bw_bytes_per_s / 1e6 if m.direction != "sync" else None,
+                  "delivers more MB/s"),
+    CompareMetric("lat_mean_us", "mean lat µs", False, lambda m: m.lat_mean_ns / 1e3, "has the lower mean latency"),
+    CompareMetric("clat_p99_us", "p99 µs", False, _p99_us, "has the lower p99 latency"),
+)
+METRIC_BY_NAME = {m.name: m for m in METRICS}
+
+
+@dataclass(frozen=True)
+class TestKey:
+    """The defining parameters of a test, and which occurrence of them in its run (a suite may repeat a test)."""
+
+    params: tuple[tuple[str, object], ...]
+    occurrence: int = 1
+
+    def get(self, name: str):
+        return dict(self.params).get(name)
+
+    def without(self, name: str) -> "TestKey":
+        return TestKey(tuple((k, v) for k, v in self.params if k != name), self.occurrence)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run's figure in a row; ratio and verdict are against the baseline (None for the baseline itself)."""
+
+    summary: Summary | None  # None: the run has no such test or figure
+    ratio: float | None = None
+    verdict: str | None = None  # BETTER, WORSE or WITHIN_NOISE
+    basis: str | None = None  # "t-test" (both runs repeated the test) or "tolerance"
+
+
+@dataclass(frozen=True)
+class Row:
+    test: str
+    key: TestKey
+    direction: str
+    metric: str
+    cells: tuple[Cell, ...]  # one per run, the baseline first
+
+    @property
+    def changed(self) -> bool:
+        return any(c.verdict in (BETTER, WORSE) for c in self.cells)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Along a swept parameter, the point from which another run leads (the other parameters held equal)."""
+
+    parameter: str
+    value: object  # the first point the new leader leads
+    below: object  # the last point the previous leader led
+    metric: str
+    direction: str
+    context: TestKey  # the parameters held equal
+    leader: int  # index into Comparison.runs
+    previous_leader: int
+
+
+@dataclass(frozen=True)
+class ConditionDifference:
+    """A condition (not matched on) whose values differ between the runs' matched tests."""
+
+    parameter: str
+    values: tuple[tuple[object, ...], ...]  # per run, its distinct values
+
+
+@dataclass(frozen=True)
+class Comparison:
+    runs: tuple[RunInfo, ...]  # the baseline first
+    tolerance_percent: float
+    rows: tuple[Row, ...]
+    crossovers: tuple[Crossover, ...]
+    unmatched: tuple[tuple[str, ...], ...]  # per run, its tests left out: not in the baseline, or only in the baseline
+    env_differences: tuple[tuple[str, ...], ...]  # per run, what differs from the baseline's environment
+    conditions: tuple[ConditionDifference, ...]
+
+    @property
+    def repeated(self) -> bool:
+        return any(c.summary is not None and c.summary.n > 1 for row in self.rows for c in row.cells)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A planned test of one run: its label, its conditions and the tests whose figures form the sample."""
+
+    label: str
+    params: dict
+    tests: tuple[StoredTest, ...]
+
+
+def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAULT_TOLERANCE_PERCENT) -> Comparison:
+    """The first record is the baseline."""
+    if len(records) < 2:
+        raise ValueError("a comparison needs at least two runs")
+    units = [_units(record) for record in records]
+    compared = [k for k in units[0] if any(k in u for u in units[1:])]
+    rows = tuple(row for key in compared for row in _rows(key, units, tolerance_percent))
+    unmatched = tuple(tuple(unit.label for key, unit in u.items() if key not in compared) for u in units)
+    return Comparison(
+        runs=tuple(r.info for r in records), tolerance_percent=tolerance_percent, rows=rows,
+        crossovers=find_crossovers(rows, tolerance_percent),
+        unmatched=unmatched,
+        env_differences=tuple(_env_differences(records[0], r) for r in records),
+        conditions=_conditions(compared, units),
+    )
+
+
+def _units(record: RunRecord) -> dict[TestKey, _Unit]:
+    """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure."""
+    units: dict[TestKey, _Unit] = {}
+    seen: dict[tuple, int] = {}
+    for tests in planned_tests(record).values():
+        params = match_params(tests[0].params)
+        seen[params] = seen.get(params, 0) + 1
+        sample = tuple(tests) if repeated(record) else (tests[-1],)
+        units[TestKey(params, seen[params])] = _Unit(tests[0].label, tests[0].params, sample)
+    return units
+
+
+def match_params(params: dict) -> tuple[tuple[str, object], ...]:
+    """The parameters that define a test; a read share only counts for mixed tests, a bssplit replaces the bs.
+
+    A parameter a run did not store (an imported run's fio had no such option) has its default value.
+    """
+    defining = {name: params.get(name, PARAMS[name].default) for name in MATCH_PARAMS}
+    if defining["direction"] != "mixed":
+        defining["rwmixread"] = None
+    if defining["bssplit"]:
+        defining["bs"] = None
+    return tuple(defining.items())
+
+
+def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: float) -> list[Row]:
+    present = [u.get(key) for u in units]
+    label = present[0].label
+    directions = dict.fromkeys(m.direction for unit in present if unit for t in unit.tests for m in t.metrics)
+    rows = []
+    for direction in directions:
+        for metric in METRICS:
+            samples = [_sample(unit, direction, metric) if unit else None for unit in present]
+            if samples[0] is None or all(s is None for s in samples[1:]):
+                continue
+            cells = (Cell(samples[0]),) + tuple(
+                Cell(None) if s is None else _judged(samples[0], s, metric, tolerance_percent) for s in samples[1:]
+            )
+            rows.append(Row(label, key, direction, metric.name, cells))
+    return rows
+
+
+def _sample(unit: _Unit, direction: str, metric: CompareMetric) -> Summary | None:
+    values = [metric.value(m) for t in unit.tests for m in t.metrics if m.direction == direction]
+    values = [v for v in values if v is not None]
+    return summarize(values) if values else None
+
+
+def _judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_percent: float) -> Cell:
+    verdict, basis = judge(base, other, metric.higher_is_better, tolerance_percent)
+    return Cell(other, ratio(base, other), verdict, basis)
+
+
+def ratio(base: Summary, other: Summary) -> float | None:
+    if base.mean == 0:
+        return 1.0 if other.mean == 0 else None
+    return other.mean / base.mean
+
+
+def judge(base: Summary, other: Summary, higher_is_better: bool, tolerance_percent: float) -> tuple[str, str]:
+    """The verdict on `other` against `base`, and what decided it."""
+    r = ratio(base, other)
+    beyond_tolerance = r is None or abs(r - 1) * 100 > tolerance_percent
+    if base.n > 1 and other.n > 1:
+        changed, basis = beyond_tolerance and welch_significant(base, other), "t-test"
+    else:
+        changed, basis = beyond_tolerance, "tolerance"
+    if not changed:
+        return WITHIN_NOISE, basis
+    return (BETTER if (other.mean > base.mean) == higher_is_better else WORSE), basis
+
+
+def welch_significant(a: Summary, b: Summary) -> bool:
+    """Welch's t-test at 95 % (two-sided): means of samples whose variances may differ."""
+    va, vb = a.stdev**2 / a.n, b.stdev**2 / b.n
+    if va + vb == 0:
+        return a.mean != b.mean
+    t = abs(a.mean - b.mean) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / ((va**2 / (a.n - 1) if va else 0) + (vb**2 / (b.n - 1) if vb else 0))
+    return t > t_975(df)
+
+
+def find_crossovers(rows: Sequence[Row], tolerance_percent: float) -> tuple[Crossover, ...]:
+    """Per swept parameter, metric and direction, with the rest held equal: where the leading run changes.
+
+    A point leads only when its best run beats every other run beyond noise; ties are skipped, so noise does not
+    make crossovers.
+    """
+    crossovers = []
+    for parameter in SWEPT_PARAMS:
+        lines: dict[tuple, list[Row]] = {}
+        for row in rows:
+            if row.key.get(parameter) is not None:
+                lines.setdefault((row.key.without(parameter), row.direction, row.metric), []).append(row)
+        for (context, direction, metric_name), line in lines.items():
+            if len({r.key.get(parameter) for r in line}) < 2:
+                continue
+            metric = METRIC_BY_NAME[metric_name]
+            previous = None  # (leader, point)
+            for row in sorted(line, key=lambda r: r.key.get(parameter)):
+                leader = _leader(row, metric, tolerance_percent)
+                if leader is None:
+                    continue
+                point = row.key.get(parameter)
+                if previous and previous[0] != leader:
+                    crossovers.append(Crossover(parameter, point, previous[1], metric_name, direction, context,
+                                                leader, previous[0]))
+                previous = (leader, point)
+    return tuple(crossovers)
+
+
+def _leader(row: Row, metric: CompareMetric, tolerance_percent: float) -> int | None:
+    present = [(i, c.summary) for i, c in enumerate(row.cells) if c.summary is not None]
+    if len(present) < 2:
+        return None
+    pick = max if metric.higher_is_better else min
+    best, best_summary = pick(present, key=lambda p: p[1].mean)
+    beaten = all(
+        judge(s, best_summary, metric.higher_is_better, tolerance_percent)[0] == BETTER
+        for i, s in present if i != best
+    )
+    return best if beaten else None
+
+
+def _env_differences(base: RunRecord, other: RunRecord) -> tuple[str, ...]:
+    """The registry's keys that may explain a difference, and the engine each run used (runs before the registry
+    still carry fio version and kernel)."""
+    before = {"kernel": base.info.kernel, "fio_version": base.info.fio_version, **base.env}
+    after = {"kernel": other.info.kernel, "fio_version": other.info.fio_version, **other.env}
+    lines = env_differences(before, after)
+    if base.info.fio_engine != other.info.fio_engine:
+        lines.append(f"fio engine used: {base.info.fio_engine} -> {other.info.fio_engine}")
+    return tuple(lines)
+
+
+def _conditions(compared: list[TestKey], units: list[dict[TestKey, _Unit]]) -> tuple[ConditionDifference, ...]:
+    differences = []
+    for parameter in CONDITION_PARAMS:
+        values = tuple(
+            tuple(dict.fromkeys(u[k].params.get(parameter) for k in compared if k in u)) for u in units
+        )
+        if len(set(values)) > 1:
+            differences.append(ConditionDifference(parameter, values))
+    return tuple(differences)

@@ -1,0 +1,56 @@
+"""`disklab compare`: stored runs side by side, each figure marked better, worse or within noise."""
+
+import click
+
+from disklab.analysis.compare import DEFAULT_TOLERANCE_PERCENT, compare_runs
+from disklab.analysis.precision import parse_percent
+from disklab.cli.common import open_store, stdout_console, write_output
+from disklab.cli.options import converter
+from disklab.errors import UserError
+from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, shown
+
+
+def parse_tolerance(text: str) -> float:
+    try:
+        return parse_percent(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a tolerance: a percentage above 0 and below 100, e.g. 10%") from None
+
+
+@click.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--baseline", "-b", metavar="RUN",
+              help="The run the others are judged against (default: the first RUN; added when not among them).")
+@click.option("--only-changed", is_flag=True, help="Only the rows whose difference is beyond noise.")
+@click.option("--tolerance", callback=converter(parse_tolerance), default=f"{DEFAULT_TOLERANCE_PERCENT:g}%",
+              show_default=True, metavar="PERCENT",
+              help="A difference up to this much is within noise. One disk varies 5 % or more from run to run; "
+                   "with repeats (run --repeat 3) a difference must also pass Welch's t-test.")
+@click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
+@click.pass_context
+def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, output):
+    """Compare stored runs (numbers, 'last', 'last~N'), test by test: each run's figures, the ratio to the baseline
+    and a verdict; where the leading run changes along a swept parameter; differences of environment."""
+    with open_store(ctx) as store:
+        ids = [store.resolve_run_id(ref) for ref in run_refs]
+        if baseline is not None:
+            first = store.resolve_run_id(baseline)
+            ids = [first] + [i for i in ids if i != first]
+        if len(set(ids)) != len(ids):
+            raise UserError(f"a run is named twice: {' '.join(map(str, ids))}")
+        if len(ids) < 2:
+            raise UserError("compare needs at least two runs, e.g. 'disklab compare last~1 last'")
+        records = [store.get_run(i) for i in ids]
+    comparison = compare_runs(records, tolerance)
+    if not comparison.rows:
+        raise UserError(f"runs {', '.join(map(str, ids))} have no test in common (tests match by their parameters: "
+                        "pattern, direction, block size, queue depth, jobs ...)")
+    view = shown(comparison, only_changed)
+    if output_format == "table":
+        if output not in (None, "-"):
+            raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        for item in compare_renderables(view):
+            stdout_console().print(item)
+    else:
+        write_output(EXPORTERS[output_format](view), output)

@@ -1,0 +1,26 @@
+"""`disklab import`: fio JSON produced elsewhere becomes a stored run, shown and compared like a native one."""
+
+from pathlib import Path
+
+import click
+
+from disklab.cli.common import open_store, stderr_console
+from disklab.importer import read_fio_json, store_import
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--name", help="A name for the run, shown beside its number (e.g. \"old array\").")
+@click.pass_context
+def import_run(ctx, files, name):
+    """Store fio's JSON output (json or json+, plain or client/server mode) in FILES as runs, one per file."""
+    imported = [read_fio_json(path) for path in files]  # every file is read before any is stored
+    with open_store(ctx) as store:
+        for run in imported:
+            run_id = store_import(store, run, name)
+            hosts = {t.host for t in run.tests if t.host}
+            on_hosts = f" from {len(hosts)} fio server{'s' if len(hosts) != 1 else ''}" if run.client_server else ""
+            stderr_console().print(
+                f"{run.source}: {len(run.tests)} test{'s' if len(run.tests) != 1 else ''}{on_hosts} "
+                f"stored as run {run_id} in {store.path}"
+            )

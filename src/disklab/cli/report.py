@@ -1,0 +1,31 @@
+"""`disklab report`: stored runs as one self-contained HTML file, tables and charts, readable offline and in print."""
+
+from pathlib import Path
+
+import click
+
+from disklab.cli.common import open_store, write_output
+from disklab.errors import UserError
+from disklab.report.html.model import build_report
+from disklab.report.html.render import render_html
+from disklab.store.db import now_iso
+
+
+@click.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1)
+@click.option("--output", "-o",
+              help="Write to FILE ('-' for stdout; default: disklab-report-run12-15.html for runs 12 and 15).")
+@click.pass_context
+def report(ctx, run_refs, output):
+    """Write RUNs (numbers, 'last' or 'last~N'; default: last) as one HTML report with tables and charts."""
+    with open_store(ctx) as store:
+        run_ids = list(dict.fromkeys(store.resolve_run_id(ref) for ref in run_refs or ("last",)))
+        records = [store.get_run(run_id) for run_id in run_ids]
+    output = output or f"disklab-report-run{'-'.join(str(i) for i in run_ids)}.html"
+    if output != "-" and not Path(output).parent.is_dir():
+        raise UserError(f"cannot write {output}: the directory {Path(output).parent} does not exist")
+    html = render_html(build_report(records, generated_at=now_iso()))
+    try:
+        write_output(html, output)
+    except OSError as exc:
+        raise UserError(f"cannot write {output}: {exc.strerror}") from exc

@@ -1,0 +1,225 @@
+"""A Comparison of runs as a Rich table, Markdown, CSV or JSON; the notes under it say how noise was judged."""
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from disklab.analysis.compare import (
+    BETTER, METRIC_BY_NAME, WORSE, Cell, Comparison, ConditionDifference, Crossover, Row, TestKey,
+)
+from disklab.analysis.stats import TOO_WIDE_PERCENT
+from disklab.report.metrics import REGISTRY
+from disklab.report.table import format_spread, run_label
+from disklab.report.views import axis_label
+
+# Bump when the JSON export changes shape. 1: first version.
+JSON_FORMAT_VERSION = 1
+FORMATS = ("table", "markdown", "csv", "json")
+_VERDICT_STYLES = {BETTER: "green", WORSE: "red"}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The comparison as shown: with --only-changed, the rows within noise are left out (and counted)."""
+
+    comparison: Comparison
+    rows: tuple[Row, ...]
+    hidden: int
+
+
+def shown(comparison: Comparison, only_changed: bool) -> Shown:
+    rows = tuple(r for r in comparison.rows if r.changed) if only_changed else comparison.rows
+    return Shown(comparison, rows, len(comparison.rows) - len(rows))
+
+
+def notes(view: Shown) -> list[str]:
+    """How to read the table, then what the comparison found around it: crossovers, gaps, differences of setup."""
+    c = view.comparison
+    labels = [run_label(info) for info in c.runs]
+    lines = [(
+        f"baseline: {labels[0]} · ratio = run / baseline · within noise: the difference is at most "
+        f"{c.tolerance_percent:g} % (--tolerance) or, where both runs repeated the test, not significant by "
+        "Welch's t-test at 95 % · MB/s = 10^6 bytes/s · lower latency is better"
+    )]
+    if c.repeated:
+        lines.append(f"±: 95 % confidence interval of the mean of the repeats; ! wider than {TOO_WIDE_PERCENT:g} %")
+    else:
+        lines.append(f"no repeats: the {c.tolerance_percent:g} % tolerance alone decides; run with --repeat 3 to "
+                     "judge by the measured spread")
+    if view.hidden:
+        lines.append(f"{view.hidden} of {len(c.rows)} rows within noise not shown (--only-changed)")
+    if c.rows and not view.rows and view.hidden:
+        lines.append("every figure is within noise")
+    lines += [crossover_text(x, labels) for x in c.crossovers]
+    for label, tests in zip(labels, c.unmatched):
+        if tests:
+            lines.append(f"not compared, {label}: {', '.join(tests)} (no matching test in the baseline or the others)")
+    for condition in c.conditions:
+        lines.append(_condition_text(condition, labels))
+    for label, differences in zip(labels[1:], c.env_differences[1:]):
+        if differences:
+            lines.append(f"warning: {label} ran in another environment than {labels[0]}, which may explain "
+                         f"differences: {'; '.join(differences)}")
+    return lines
+
+
+def crossover_text(crossover: Crossover, labels: list[str]) -> str:
+    """'random read QD1 1 job, read: from 64KiB on, run 15 delivers more MB/s (run 12 leads below, up to 32KiB)'."""
+    metric = METRIC_BY_NAME[crossover.metric]
+    return (
+        f"crossover: {describe(crossover.context)}, {crossover.direction}: from "
+        f"{axis_label(crossover.parameter, crossover.value)} on, {labels[crossover.leader]} {metric.lead} "
+        f"({labels[crossover.previous_leader]} leads below, up to "
+        f"{axis_label(crossover.parameter, crossover.below)})"
+    )
+
+
+def describe(key: TestKey) -> str:
+    """The parameters of a test as a short phrase: sequential mixed 70 % read 4KiB QD32 4 jobs."""
+    parts = [key.get("benchmark"), key.get("pattern"), key.get("direction")]
+    for name in ("rwmixread", "bssplit", "bs", "iodepth", "jobs", "region", "sync"):
+        value = key.get(name)
+        if value not in (None, "whole", "none"):  # the whole target and no sync go without saying
+            parts.append(axis_label(name, value))
+    if key.occurrence > 1:
+        parts.append(f"(occurrence {key.occurrence})")
+    return " ".join(str(p) for p in parts if p is not None)
+
+
+def _condition_text(condition: ConditionDifference, labels: list[str]) -> str:
+    per_run = "; ".join(
+        f"{label} {', '.join(_condition_value(condition.parameter, v) for v in values)}"
+        for label, values in zip(labels, condition.values)
+    )
+    return f"the matched tests ran with different {condition.parameter}: {per_run}"
+
+
+def _condition_value(parameter: str, value) -> str:
+    if value is None:
+        return "none"
+    return axis_label(parameter, value) + ("/s" if parameter == "rate" else "")
+
+
+def format_value(metric: str, cell: Cell) -> str:
+    if cell.summary is None:
+        return "n/a"
+    text = REGISTRY[metric].format(cell.summary.mean)
+    return text if cell.summary.n == 1 else f"{text} ±{format_spread(cell.summary)}"
+
+
+def _ratio(cell: Cell) -> str:
+    if cell.ratio is None:
+        return ""
+    return f"{cell.ratio:.2f}x" if cell.ratio >= 0.1 else f"{cell.ratio:.2g}x"
+
+
+def headings(labels: list[str]) -> list[str]:
+    texts = ["Test", "Dir", "Metric", labels[0]]
+    for label in labels[1:]:
+        texts += [label, "ratio", "verdict"]
+    return texts
+
+
+def row_texts(row: Row) -> list[str]:
+    texts = [row.test, row.direction, METRIC_BY_NAME[row.metric].label, format_value(row.metric, row.cells[0])]
+    for cell in row.cells[1:]:
+        texts += [format_value(row.metric, cell), _ratio(cell), cell.verdict or ""]
+    return texts
+
+
+def compare_renderables(view: Shown) -> list[RenderableType]:
+    labels = [run_label(info) for info in view.comparison.runs]
+    table = Table(title=f"{' vs '.join(labels)} · baseline {labels[0]}", title_justify="left")
+    for i, heading in enumerate(headings(labels)):
+        table.add_column(heading, justify="left" if i < 3 else "right", no_wrap=i == 0)
+    for row in view.rows:
+        texts = row_texts(row)
+        verdicts = [None, None, None, None] + [v for cell in row.cells[1:] for v in (None, None, cell.verdict)]
+        table.add_row(*(Text(t, style=_VERDICT_STYLES.get(v, "")) for t, v in zip(texts, verdicts)))
+    return ([table] if view.rows else []) + [
+        Text(line, style="yellow" if line.startswith("warning") else "") for line in notes(view)
+    ]
+
+
+def to_markdown(view: Shown) -> str:
+    labels = [run_label(info) for info in view.comparison.runs]
+    columns = headings(labels)
+    lines = [
+        f"**{' vs '.join(labels)} · baseline {labels[0]}**",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|---|---|---|" + "---:|" * (len(columns) - 3),
+    ]
+    for row in view.rows:
+        cells = [text.replace("|", "\\|") for text in row_texts(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + [""] + [f"- {line}" for line in notes(view)]) + "\n"
+
+
+def to_csv(view: Shown) -> str:
+    """One line per test, direction and metric; raw figures (MB/s, µs), a mean, ratio and verdict per run."""
+    labels = [run_label(info) for info in view.comparison.runs]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = ["test", "direction", "metric"]
+    for label in labels:
+        header += [f"{label} mean", f"{label} n", f"{label} ci95_percent", f"{label} ratio", f"{label} verdict"]
+    writer.writerow(header)
+    for row in view.rows:
+        line = [row.test, row.direction, row.metric]
+        for cell in row.cells:
+            s = cell.summary
+            line += [s and s.mean, s and s.n, s and s.ci95_percent, cell.ratio, cell.verdict]
+        writer.writerow(["" if v is None else v for v in line])
+    return out.getvalue()
+
+
+def to_json(view: Shown) -> str:
+    c = view.comparison
+    labels = [run_label(info) for info in c.runs]
+    ids = [info.id for info in c.runs]
+    document = {
+        "format": "disklab-compare",
+        "format_version": JSON_FORMAT_VERSION,
+        "baseline": ids[0],
+        "tolerance_percent": c.tolerance_percent,
+        "runs": [
+            {"id": info.id, "label": label, "suite": info.suite_name, "target": info.target,
+             "started_at": info.started_at, "fio_version": info.fio_version, "fio_engine": info.fio_engine}
+            for info, label in zip(c.runs, labels)
+        ],
+        "rows": [
+            {
+                "test": row.test, "params": dict(row.key.params), "occurrence": row.key.occurrence,
+                "direction": row.direction, "metric": row.metric,
+                "higher_is_better": METRIC_BY_NAME[row.metric].higher_is_better,
+                "values": [
+                    {"run": run_id, **(cell.summary.as_dict() if cell.summary else {"n": 0, "mean": None}),
+                     "ratio": cell.ratio, "verdict": cell.verdict, "basis": cell.basis}
+                    for run_id, cell in zip(ids, row.cells)
+                ],
+            }
+            for row in view.rows
+        ],
+        "rows_hidden_within_noise": view.hidden,
+        "crossovers": [
+            {"parameter": x.parameter, "value": x.value, "below": x.below, "metric": x.metric,
+             "direction": x.direction, "params": dict(x.context.params), "leader": ids[x.leader],
+             "previous_leader": ids[x.previous_leader], "text": crossover_text(x, labels)}
+            for x in c.crossovers
+        ],
+        "unmatched": {str(run_id): list(tests) for run_id, tests in zip(ids, c.unmatched)},
+        "environment_differences": {str(run_id): list(d) for run_id, d in zip(ids[1:], c.env_differences[1:])},
+        "conditions": [{"parameter": d.parameter, "values": {str(run_id): list(v) for run_id, v in zip(ids, d.values)}}
+                       for d in c.conditions],
+        "notes": notes(view),
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+EXPORTERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}

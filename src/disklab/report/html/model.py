@@ -1,0 +1,149 @@
+"""The report's data model: everything the HTML shows, assembled from stored runs before any rendering.
+
+Tables are plain text cells, formatted by the same helpers as `show`; charts are specs (charts.py). A new
+section (a run-vs-run comparison, say) is a new field here and a block in the template.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from disklab.analysis.compare import compare_runs
+from disklab.env.registry import format_value, label_of, ordered
+from disklab.report.compare import headings, notes, row_texts, shown
+from disklab.report.environment import flag_lines
+from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.rows import repeated, result_rows, summary_rows
+from disklab.report.table import SPREAD_NOTE, format_spread, format_us, run_label, spread_warning
+from disklab.report.views import axis_label, build_view, cell_text
+from disklab.store.repository import RunRecord
+
+
+@dataclass(frozen=True)
+class TableModel:
+    title: str
+    headings: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]  # the first cell of a row names it, the others are figures
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSection:
+    id: int
+    label: str
+    title: str  # the run's label and suite
+    tables: tuple[TableModel, ...]  # the suite's view (if it has one), then the per-test results
+    environment: TableModel | None  # None: recorded by a disklab that did not record it
+    notes: tuple[str, ...]  # flags on tests, what the run's schedule concluded, why it stopped
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    title: str
+    generated_at: str
+    tested: TableModel  # what was tested: one row per run
+    comparison: TableModel | None  # None: a single run, or runs without a test in common
+    charts: tuple[ChartSpec, ...]
+    runs: tuple[RunSection, ...]
+
+
+def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel:
+    labels = [run_label(r.info) for r in records]
+    suites = list(dict.fromkeys(r.info.suite_name for r in records))
+    return ReportModel(
+        title=f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
+        generated_at=generated_at,
+        tested=_tested(records),
+        comparison=_comparison(records),
+        charts=select_charts(records),
+        runs=tuple(_section(record) for record in records),
+    )
+
+
+def _tested(records: Sequence[RunRecord]) -> TableModel:
+    rows = []
+    for record in records:
+        info = record.info
+        rows.append((
+            run_label(info), info.suite_name, f"{info.target} ({info.target_kind})", info.hostname, info.started_at,
+            info.status, f"{info.finished_tests}/{info.planned_tests}", f"{info.fio_version} {info.fio_engine}",
+            _options(info.options),
+        ))
+    headings = ("Run", "Suite", "Target", "Host", "Started (UTC)", "Status", "Tests", "fio", "Options")
+    return TableModel("", headings, tuple(rows))
+
+
+def _comparison(records: Sequence[RunRecord]) -> TableModel | None:
+    """The runs side by side as `disklab compare` shows them, baseline first, with its notes (crossovers, noise)."""
+    if len(records) < 2:
+        return None
+    comparison = compare_runs(records)
+    # Runs without a test in common with the baseline would only add columns of n/a.
+    compared = [r for i, r in enumerate(records) if any(row.cells[i].summary for row in comparison.rows)]
+    if len(compared) < 2 or compared[0] is not records[0]:
+        return None
+    view = shown(compare_runs(compared), only_changed=False)
+    labels = [run_label(r.info) for r in compared]
+    return TableModel(
+        f"{' vs '.join(labels)} · baseline {labels[0]}", tuple(headings(labels)),
+        tuple(tuple(row_texts(row)) for row in view.rows), tuple(notes(view)),
+    )
+
+
+def _options(options: dict) -> str:
+    return ", ".join(
+        f"{key} {axis_label(key, value)}" for key, value in sorted(options.items()) if value not in (None, False)
+    ) or "-"
+
+
+def _section(record: RunRecord) -> RunSection:
+    info = record.info
+    tables = []
+    view = build_view(record)
+    if view:
+        tables.append(TableModel(
+            view.title, (view.row_heading, *(c.heading for c in view.columns)),
+            tuple((label, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
+                  for label, cells in zip(view.rows, view.cells)),
+            view.notes,
+        ))
+    tables.append(_summary_table(record) if repeated(record) else _results_table(record))
+    notes = [*flag_lines(record)]
+    notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
+    if info.error:
+        notes.append(f"{info.status}: {info.error}")
+    return RunSection(
+        id=info.id, label=run_label(info), title=f"{run_label(info)} · {info.suite_name} · {info.target}",
+        tables=tuple(tables), environment=_environment(record), notes=tuple(notes),
+    )
+
+
+def _results_table(record: RunRecord) -> TableModel:
+    rows = tuple(
+        (row.test, row.direction, f"{row.mb_per_s:,.1f}", f"{row.iops:,.0f}", format_us(row.lat_mean_us),
+         format_us(row.clat_p50_us), format_us(row.clat_p99_us), format_us(row.clat_p99_9_us),
+         format_us(row.clat_p99_99_us))
+        for row in result_rows(record)
+    )
+    headings = ("Test", "Dir", "MB/s", "IOPS", "Mean lat µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs")
+    notes = ("MB/s = 10^6 bytes/s · latency: mean of total latency, percentiles of completion latency",)
+    return TableModel(f"{run_label(record.info)} · every test", headings, rows, notes)
+
+
+def _summary_table(record: RunRecord) -> TableModel:
+    rows = summary_rows(record)
+    cells = tuple(
+        (row.test, row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
+         f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us), format_us(row.worst_clat_p99_us))
+        for row in rows
+    )
+    headings = ("Test", "Dir", "n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs")
+    warning = spread_warning(rows)
+    notes = (SPREAD_NOTE, "MB/s = 10^6 bytes/s", *([warning] if warning else []))
+    return TableModel(f"{run_label(record.info)} · every planned test", headings, cells, notes)
+
+
+def _environment(record: RunRecord) -> TableModel | None:
+    if not record.env:
+        return None
+    rows = tuple((label_of(name), format_value(name, value)) for name, value in ordered(record.env))
+    return TableModel(f"{run_label(record.info)} · environment", ("Key", "Value"), rows)

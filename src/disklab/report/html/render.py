@@ -1,0 +1,19 @@
+"""The report model -> one self-contained HTML page: the template shipped with the package, charts inline as SVG."""
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from disklab.report.html.model import ReportModel
+from disklab.report.html.svg import render_svg
+
+_TEMPLATE = "report.html.j2"
+
+
+def render_html(model: ReportModel) -> str:
+    environment = Environment(
+        loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )
+    # Our own SVG is trusted markup; every text in it came through matplotlib, which escapes it.
+    charts = [(spec, Markup(render_svg(spec))) for spec in model.charts]
+    return environment.get_template(_TEMPLATE).render(report=model, charts=charts)

@@ -1,0 +1,252 @@
+"""Comparing stored runs: matching, ratios, noise verdicts (tolerance and Welch's t-test), crossovers, formats."""
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from disklab.analysis.compare import BETTER, WITHIN_NOISE, WORSE, compare_runs, welch_significant
+from disklab.analysis.stats import summarize
+from disklab.cli.main import cli
+from disklab.fio.parse import DirectionMetrics, JobResult, parse_fio_output
+from disklab.report.compare import compare_renderables, shown, to_csv, to_json, to_markdown
+from disklab.store.repository import Store
+from disklab.suite.params import PARAMS
+from tests.conftest import fixture_text
+from tests.unit.test_store import new_run
+
+DEFAULTS = {name: param.default for name, param in PARAMS.items()}
+KIB = 1024
+
+
+def job(iops: float, bs: int = 4096, lat_us: float = 100.0, p99_us: float = 200.0) -> JobResult:
+    read = DirectionMetrics("read", int(iops * bs), int(iops), iops, iops * bs, 1000, lat_us * 1e3, lat_us * 1e3,
+                            1e6, {"p99": p99_us * 1e3})
+    return JobResult("t", 0, 1.0, 2.0, (read,))
+
+
+def fixture_job(name: str) -> JobResult:
+    (result,) = parse_fio_output(fixture_text(name)).jobs
+    return result
+
+
+def stored_run(store: Store, tests: list[tuple[str, dict, list[JobResult]]], env: dict | None = None, **changes):
+    """A complete run; each test's list holds its repeats (interleaved as --repeat runs them)."""
+    repeats = max(len(jobs) for _, _, jobs in tests)
+    run_id = store.create_run(new_run(options={"repeat": repeats}, **changes))
+    seq = 0
+    for attempt in range(1, repeats + 1):
+        for plan_index, (label, params, jobs) in enumerate(tests):
+            if attempt <= len(jobs):
+                store.add_test(run_id, seq, label, {**DEFAULTS, **params}, "", "{}", "", "2026-01-01T00:00:00+00:00",
+                               jobs[attempt - 1], plan_index=plan_index, attempt=attempt)
+                seq += 1
+    store.set_run_values("run_env", run_id, env or {})
+    store.finish_run(run_id, "complete")
+    return store.get_run(run_id)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "results.db") as s:
+        yield s
+
+
+def row(comparison, test: str, metric: str, direction: str = "read"):
+    (found,) = [r for r in comparison.rows if (r.test, r.metric, r.direction) == (test, metric, direction)]
+    return found
+
+
+def test_tests_match_by_their_parameters_not_labels_and_the_rest_is_named(store):
+    randread = fixture_job("randread-4k-q32.jsonplus.json")
+    a = stored_run(store, [("RND4K Q32", {"iodepth": 32}, [randread]), ("only in a", {"iodepth": 2}, [randread])])
+    b = stored_run(store, [("4k random QD32", {"iodepth": 32, "runtime": 30.0}, [randread]),
+                           ("only in b", {"iodepth": 4}, [randread])])
+    comparison = compare_runs([a, b])
+    assert {r.test for r in comparison.rows} == {"RND4K Q32"}
+    assert [r.metric for r in comparison.rows] == ["iops", "mb_per_s", "lat_mean_us", "clat_p99_us"]
+    assert comparison.unmatched == (("only in a",), ("only in b",))
+    (runtime,) = comparison.conditions
+    assert runtime.parameter == "runtime" and runtime.values == ((5.0,), (30.0,))
+    iops = row(comparison, "RND4K Q32", "iops")
+    assert iops.cells[0].summary.mean == randread.directions[0].iops
+    assert (iops.cells[1].ratio, iops.cells[1].verdict, iops.cells[1].basis) == (1.0, WITHIN_NOISE, "tolerance")
+
+
+def test_mixed_tests_match_on_read_share_and_compare_each_direction(store):
+    mixed = fixture_job("randrw-70-4k-4jobs.jsonplus.json")
+    params = {"direction": "mixed", "rwmixread": 70, "jobs": 4}
+    a = stored_run(store, [("mix 70", params, [mixed])])
+    b = stored_run(store, [("mix 70", params, [mixed]), ("mix 50", {**params, "rwmixread": 50}, [mixed])])
+    comparison = compare_runs([a, b])
+    assert {(r.test, r.direction) for r in comparison.rows} == {("mix 70", "read"), ("mix 70", "write")}
+    assert comparison.unmatched == ((), ("mix 50",))
+
+
+def test_without_repeats_the_tolerance_decides_and_latency_is_better_lower(store):
+    def run(iops, lat_us):
+        return stored_run(store, [("t", {}, [job(iops, lat_us=lat_us)])])
+
+    base, near, far = run(1000, 100), run(1080, 125), run(850, 80)
+    comparison = compare_runs([base, near, far], tolerance_percent=10)
+    iops, lat = row(comparison, "t", "iops"), row(comparison, "t", "lat_mean_us")
+    assert [c.verdict for c in iops.cells] == [None, WITHIN_NOISE, WORSE]
+    assert [c.ratio for c in iops.cells[1:]] == [pytest.approx(1.08), pytest.approx(0.85)]
+    assert [c.verdict for c in lat.cells] == [None, WORSE, BETTER], "higher latency is worse"
+    assert compare_runs([base, near], tolerance_percent=5).rows[0].cells[1].verdict == BETTER
+
+
+# Welch's example 1 from Wikipedia ("Welch's t-test"): t = -2.46, df = 24.9, p = 0.021.
+WELCH_A1 = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+WELCH_A2 = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+BASE = [100, 104, 98, 102]
+SHIFTED_4 = [104, 109, 102, 107]  # scipy.stats.ttest_ind(BASE, this, equal_var=False): p = 0.069, df = 5.80
+SHIFTED_5 = [105, 110, 103, 108]  # p = 0.036
+
+
+def test_welch_agrees_with_published_and_scipy_results():
+    assert welch_significant(summarize(WELCH_A1), summarize(WELCH_A2))
+    assert not welch_significant(summarize(BASE), summarize(SHIFTED_4))
+    assert welch_significant(summarize(BASE), summarize(SHIFTED_5))
+
+
+def test_with_repeats_a_difference_must_pass_the_t_test_and_the_tolerance(store):
+    def run(values):
+        return stored_run(store, [("t", {}, [job(v) for v in values])])
+
+    base, not_significant, significant = run(BASE), run(SHIFTED_4), run(SHIFTED_5)
+    strict = compare_runs([base, not_significant, significant], tolerance_percent=1)
+    cells = row(strict, "t", "iops").cells
+    assert [(c.verdict, c.basis) for c in cells[1:]] == [(WITHIN_NOISE, "t-test"), (BETTER, "t-test")]
+    assert cells[0].summary.n == 4 and strict.repeated
+    default = compare_runs([base, significant])
+    assert row(default, "t", "iops").cells[1].verdict == WITHIN_NOISE, "significant, but only 5.4 %: under 10 %"
+
+
+def bs_sweep(store, mb_per_s):
+    """Random reads at 4 KiB .. 64 KiB; mb_per_s(bs) gives each point's bandwidth."""
+    sizes = [4 * KIB, 8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB]
+    return stored_run(store, [(f"RND{bs // KIB}K", {"bs": bs}, [job(mb_per_s(bs) * 1e6 / bs, bs=bs)])
+                              for bs in sizes])
+
+
+def test_the_crossover_is_where_the_leader_changes(store):
+    iops_capped = bs_sweep(store, lambda bs: 100 * bs / 1e6)  # 100 IOPS: MB/s grows with the block
+    bandwidth_capped = bs_sweep(store, lambda bs: 2.4576)  # 2400 KiB/s at every block size
+    comparison = compare_runs([iops_capped, bandwidth_capped])
+    by_metric = {x.metric: x for x in comparison.crossovers}
+    assert set(by_metric) == {"iops", "mb_per_s"}, "latency is equal: no leader, no crossover"
+    mb = by_metric["mb_per_s"]
+    assert (mb.parameter, mb.value, mb.below, mb.leader, mb.previous_leader) == ("bs", 32 * KIB, 16 * KIB, 0, 1)
+    text = json.loads(to_json(shown(comparison, False)))["crossovers"][1]["text"]
+    assert "from 32KiB on, run 1 delivers more MB/s (run 2 leads below, up to 16KiB)" in text
+
+
+def test_differences_within_noise_make_no_crossover(store):
+    a = bs_sweep(store, lambda bs: 100.0)
+    b = bs_sweep(store, lambda bs: {4 * KIB: 103.0, 16 * KIB: 96.0}.get(bs, 100.0))
+    assert compare_runs([a, b]).crossovers == ()
+    c = bs_sweep(store, lambda bs: 120.0 if bs == 64 * KIB else 100.0)
+    assert compare_runs([a, c]).crossovers == (), "one run leading at one point and tied elsewhere is no crossover"
+
+
+def test_only_changed_keeps_rows_beyond_noise_and_counts_the_rest(store):
+    a = stored_run(store, [("same", {"bs": 4096}, [job(1000)]), ("faster", {"bs": 8192}, [job(1000, bs=8192)])])
+    b = stored_run(store, [("same", {"bs": 4096}, [job(1010)]), ("faster", {"bs": 8192}, [job(2000, bs=8192)])])
+    view = shown(compare_runs([a, b]), only_changed=True)
+    assert {(r.test, r.metric) for r in view.rows} == {("faster", "iops"), ("faster", "mb_per_s")}
+    assert view.hidden == 6
+    assert "6 of 8 rows within noise not shown (--only-changed)" in to_markdown(view)
+
+
+def test_environment_differences_are_warned_about(store):
+    randread = fixture_job("randread-4k-q32.json.json")
+    a = stored_run(store, [("t", {}, [randread])], env={"kernel": "6.1", "fs_type": "ext4", "cpu_count": 2})
+    b = stored_run(store, [("t", {}, [randread])], env={"kernel": "6.5", "fs_type": "xfs", "cpu_count": 4},
+                   fio_engine="libaio")
+    comparison = compare_runs([a, b])
+    assert comparison.env_differences == (
+        (), ("kernel: 6.1 -> 6.5", "file system: ext4 -> xfs", "fio engine used: io_uring -> libaio"))
+    lines = [item.plain for item in compare_renderables(shown(comparison, False))[1:]]
+    assert any(line.startswith("warning: run 2 ran in another environment than run 1") and "ext4 -> xfs" in line
+               for line in lines)
+
+
+def test_every_format_parses(store):
+    a = bs_sweep(store, lambda bs: 100 * bs / 1e6)
+    b = bs_sweep(store, lambda bs: 2.4576)
+    view = shown(compare_runs([a, b]), False)
+    document = json.loads(to_json(view))
+    assert document["format"] == "disklab-compare" and document["baseline"] == a.info.id
+    assert len(document["rows"]) == 20 and document["rows"][0]["values"][1]["verdict"] == BETTER
+    rows = list(csv.DictReader(io.StringIO(to_csv(view))))
+    assert len(rows) == 20
+    assert (rows[0]["test"], rows[0]["metric"], rows[0]["run 2 verdict"]) == ("RND4K", "iops", "better")
+    assert float(rows[0]["run 2 ratio"]) == pytest.approx(6.0)
+    markdown = to_markdown(view)
+    assert "| Test | Dir | Metric | run 1 | run 2 | ratio | verdict |" in markdown
+    assert "| RND4K | read | MB/s | 0.4 | 2.5 | 6.00x | better |" in markdown
+    (table, *_) = compare_renderables(view)
+    assert [c.header for c in table.columns] == ["Test", "Dir", "Metric", "run 1", "run 2", "ratio", "verdict"]
+
+
+def test_repeated_figures_show_their_interval(store):
+    a = stored_run(store, [("t", {}, [job(v) for v in BASE])])
+    b = stored_run(store, [("t", {}, [job(v) for v in SHIFTED_5])])
+    markdown = to_markdown(shown(compare_runs([a, b]), False))
+    assert "| t | read | IOPS | 101 ±4.1 % | 106 ±4.6 % | 1.05x | within noise |" in markdown
+
+
+def invoke(db, *args):
+    return CliRunner().invoke(cli, ["--db", str(db), "compare", *args])
+
+
+def test_cli_errors_are_one_line(tmp_path, store):
+    stored_run(store, [("t", {"bs": 4096}, [job(1000)])])
+    stored_run(store, [("u", {"bs": 8192}, [job(1000, bs=8192)])])
+    for args, message in [
+        (("1",), "compare needs at least two runs"),
+        (("1", "last~1"), "a run is named twice"),
+        (("1", "2"), "have no test in common"),
+        (("1", "9"), "there is no run 9"),
+    ]:
+        result = invoke(store.path, *args)
+        assert result.exit_code == 2 and result.output.startswith("disklab: error: ") and message in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    bad = invoke(store.path, "1", "2", "--tolerance", "lots")
+    assert bad.exit_code == 2 and "'lots' is not a tolerance: a percentage above 0 and below 100" in bad.output
+
+
+def test_cli_baseline_and_output_file(tmp_path, store):
+    stored_run(store, [("t", {}, [job(1000)])])
+    stored_run(store, [("t", {}, [job(2000)])])
+    out = tmp_path / "c.json"
+    result = invoke(store.path, "1", "--baseline", "2", "-f", "json", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    assert document["baseline"] == 2 and document["rows"][0]["values"][1]["verdict"] == WORSE
+    table = invoke(store.path, "1", "2", "--only-changed")
+    assert table.exit_code == 0 and "better" in table.output and "2 of 4 rows within noise" in table.output
+
+
+def test_rounds_towards_steady_state_compare_by_their_last_round(store):
+    run_id = store.create_run(new_run(options={}))
+    for attempt, iops in enumerate([9000, 5000, 4000], start=1):  # fresh flash, then settling: not repeats
+        store.add_test(run_id, attempt - 1, "steady", DEFAULTS, "", "{}", "", "2026-01-01T00:00:00+00:00", job(iops),
+                       plan_index=0, attempt=attempt)
+    steady = store.get_run(run_id)
+    other = stored_run(store, [("steady", {}, [job(4100)])])
+    iops = row(compare_runs([steady, other]), "steady", "iops")
+    assert iops.cells[0].summary.n == 1 and iops.cells[0].summary.mean == 4000
+
+
+def test_parameters_a_run_did_not_store_match_their_defaults(store):
+    randread = fixture_job("randread-4k-q32.json.json")
+    imported_params = {k: DEFAULTS[k] for k in ("pattern", "direction", "rwmixread", "bs", "iodepth", "jobs")}
+    native = stored_run(store, [("native", {}, [randread])])
+    run_id = store.create_run(new_run(suite_name="import"))
+    store.add_test(run_id, 0, "fio job", imported_params, "", "{}", "", "2026-01-01T00:00:00+00:00", randread)
+    comparison = compare_runs([native, store.get_run(run_id)])
+    assert {r.test for r in comparison.rows} == {"native"} and comparison.unmatched == ((), ())

@@ -1,0 +1,218 @@
+"""The HTML report: its model and charts from runs replayed from real captured fio output, and the page itself."""
+
+import re
+from dataclasses import replace
+
+from click.testing import CliRunner
+
+from disklab.cli.main import cli
+from disklab.execute import Execution, execute_schedule
+from disklab.plan import build_plan, resolve_engines
+from disklab.report.html.charts import select_charts
+from disklab.report.html.model import build_report
+from disklab.report.html.render import render_html
+from disklab.schedule import FixedSchedule
+from disklab.store.db import default_store_path
+from disklab.store.repository import Store
+from disklab.suite.loader import load_suite, parse_suite
+from tests.conftest import fixture_json, fixture_text
+from tests.unit.test_execute import Recorder, ReplayExecutor
+from tests.unit.test_logs import fixture_logs
+from tests.unit.test_precision import job
+from tests.unit.test_store import new_run
+from tests.unit.test_views import BLOCKSIZE, FIXTURE_FOR, MIXED
+
+QUICK = load_suite("quick").text
+
+DATABASE = """
+name = "database"
+
+[[group]]
+name = "oltp"
+bs = "8k"
+rwmixread = [0, 50, 100]
+iodepth = [1, 16]
+"""
+
+LOGGED = """
+name = "logged"
+
+[[group]]
+name = "logged"
+label = "RND4K mixed logged"
+rwmixread = 70
+jobs = 4
+log_interval = "1s"
+"""
+
+
+def store_run(store: Store, suite_text: str, logs: dict[str, str] | None = None) -> int:
+    """The suite's plan replayed into the store, each test from a real capture of its direction."""
+    suite = parse_suite(suite_text, source="test", where="test suite")
+    plan = resolve_engines(build_plan(suite), lambda wanted: "io_uring")
+    outputs = [fixture_text(FIXTURE_FOR[t.direction]) for t in plan.tests]
+    if logs:
+        outputs = [fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")] * len(plan.tests)
+    run_id = store.create_run(new_run(suite_name=suite.name, suite_text=suite_text, planned_tests=len(plan.tests)))
+    execution = Execution(plan, "/f", "/files", run_id)
+    execute_schedule(execution, FixedSchedule(plan), ReplayExecutor(outputs, logs=logs), store, Recorder())
+    store.finish_run(run_id, "complete")
+    return run_id
+
+
+def records(tmp_path, *suites: str, logs=None):
+    with Store(tmp_path / "r.db") as store:
+        return [store.get_run(store_run(store, text, logs)) for text in suites]
+
+
+def charts_by_id(runs):
+    return {chart.id: chart for chart in select_charts(runs)}
+
+
+def captured_total(name: str, field: str) -> float:
+    job_output = fixture_json(name)["jobs"][0]
+    return sum(job_output[d][field] for d in ("read", "write") if job_output[d]["total_ios"])
+
+
+def test_two_quick_runs_share_grouped_bars_one_series_per_run(tmp_path):
+    runs = records(tmp_path, QUICK, QUICK)
+    charts = charts_by_id(runs)
+    sequential, random = charts["quick-sequential"], charts["quick-random"]
+    assert sequential.kind == random.kind == "bars"
+    assert [s.name for s in sequential.series] == ["run 1", "run 2"]
+    assert [label for _, label in random.x_ticks] == ["RND4K Q32T1 read", "RND4K Q32T1 write", "RND4K Q1T1 read",
+                                                      "RND4K Q1T1 write"]
+    read_iops = captured_total(FIXTURE_FOR["read"], "iops")
+    write_mb = captured_total(FIXTURE_FOR["write"], "bw_bytes") / 1e6
+    assert random.series[0].points[0] == (0.0, read_iops)
+    assert sequential.series[1].points[1] == (1.0, write_mb)
+    assert "MB/s = 10^6" in sequential.caption
+    assert {"latency-run-1", "latency-run-2"} <= set(charts)
+    assert len(charts["latency-run-1"].series) == 8
+    assert not any(chart_id.startswith(("blocksize", "read-share", "series")) for chart_id in charts)
+
+
+def test_a_block_size_sweep_is_one_line_per_run_over_a_log2_axis(tmp_path):
+    runs = records(tmp_path, BLOCKSIZE, BLOCKSIZE, QUICK)
+    charts = charts_by_id(runs)
+    iops, mb = charts["blocksize-iops-1"], charts["blocksize-mb-per-s-1"]
+    assert iops.x_log2 and [label for _, label in iops.x_ticks] == ["4KiB", "64KiB", "1MiB"]
+    assert [s.name for s in iops.series] == ["run 1", "run 2"], "the quick run sweeps no block size"
+    total_iops = captured_total(MIXED, "iops")
+    assert iops.series[0].points == ((4096, total_iops), (65536, total_iops), (1048576, total_iops))
+    assert mb.series[1].points[2] == (1048576, captured_total(MIXED, "bw_bytes") / 1e6)
+    assert "read + write" in iops.caption and iops.y_label == "IOPS" and mb.y_label == "MB/s"
+
+
+def test_a_read_share_sweep_is_one_line_per_queue_depth(tmp_path):
+    (run,) = records(tmp_path, DATABASE)
+    (chart,) = [c for c in select_charts([run]) if c.id.startswith("read-share")]
+    assert [s.name for s in chart.series] == ["QD1", "QD16"]
+    assert all([x for x, _ in s.points] == [0, 50, 100] for s in chart.series)
+    assert chart.x_label == "read share (%)"
+
+
+def test_logged_iops_become_a_time_series_per_direction(tmp_path):
+    (run,) = records(tmp_path, LOGGED, logs=fixture_logs())
+    (chart,) = [c for c in select_charts([run]) if c.id.startswith("series")]
+    (test,) = run.tests
+    stored = {s.direction: s for s in test.series if s.kind == "iops"}
+    assert [s.name for s in chart.series] == list(stored)
+    for series in chart.series:
+        assert series.points == tuple((p.t_ms / 1000, p.value) for p in stored[series.name].points)
+
+
+def test_repeated_tests_are_plotted_as_their_mean(tmp_path):
+    plan = build_plan(load_suite("quick"))
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(options={"repeat": 2}))
+        for attempt, iops in ((1, 1000.0), (2, 3000.0)):
+            for plan_index, test in enumerate(plan.tests):
+                store.add_test(run_id, (attempt - 1) * len(plan.tests) + plan_index, test.label, test.params(), "",
+                               "{}", "", "2026-01-01T00:00:00+00:00", job(iops), plan_index=plan_index, attempt=attempt)
+        record = store.get_run(run_id)
+    charts = charts_by_id([record])
+    assert [y for _, y in charts["quick-random"].series[0].points] == [2000.0] * 4
+    assert "worst of the repeats" in charts["latency-run-1"].caption
+    html = render_html(build_report([record], "2026-01-01T00:00:00+00:00"))
+    assert "every planned test" in html and "+/-" in html
+
+
+def test_the_page_is_self_contained_with_a_figure_per_chart_and_countable_series(tmp_path):
+    runs = records(tmp_path, QUICK, BLOCKSIZE)
+    model = build_report(runs, "2026-01-01T00:00:00+00:00")
+    html = render_html(model)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html), "nothing loaded from the network"
+    assert "<link" not in html and "<script" not in html
+    figures = re.findall(r'<figure class="chart" id="([^"]+)"', html)
+    assert figures == [chart.id for chart in model.charts] and len(figures) == 6
+    for chart in model.charts:
+        for i, series in enumerate(chart.series):
+            group = f'id="{chart.id}-series-{i}"'
+            if chart.kind == "bars":
+                assert len(re.findall(rf'id="{chart.id}-series-{i}-bar-\d+"', html)) == len(series.points)
+            else:
+                body = html[html.index(group):]
+                assert body[:body.index("</g>")].count("<use") == len(series.points)
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), "ids unique across the inline SVGs"
+    assert "Block size" in html and "What was tested" in html and "@media print" in html
+
+
+def test_user_text_is_escaped(tmp_path):
+    hostile = QUICK.replace('name = "quick"', 'name = "<script>alert(1)</script>"').replace(
+        'label = "RND4K Q1T1 {direction}"', 'label = "<b>bold</b> & {direction}"')
+    with Store(tmp_path / "r.db") as store:
+        run_id = store_run(store, hostile)
+        record = store.get_run(run_id)
+    record = replace(record, info=replace(record.info, target='/mnt/"x"<y>'))
+    html = render_html(build_report([record], "now"))
+    assert "<script>" not in html and "<b>bold</b>" not in html and '/mnt/"x"<y>' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; read" in html  # in the tables and in the latency chart's legend
+    assert "/mnt/&#34;x&#34;&lt;y&gt;" in html
+
+
+def test_the_command_writes_one_file_named_after_the_runs(tmp_path, monkeypatch):
+    with Store(default_store_path()) as store:
+        for suite in (QUICK, BLOCKSIZE):
+            store_run(store, suite)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["report", "1", "last"])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "disklab-report-run1-2.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and 'id="blocksize-iops-1"' in html
+    result = CliRunner().invoke(cli, ["report", "last", "-o", "-"])
+    assert result.exit_code == 0 and result.stdout.startswith("<!DOCTYPE html>")
+
+
+def test_bad_input_is_one_error_line(tmp_path, monkeypatch):
+    with Store(default_store_path()) as store:
+        store_run(store, QUICK)
+    for args, message in (
+        (["report", "7"], "disklab: error: there is no run 7"),
+        (["report", "x"], "disklab: error: 'x' is not a run"),
+        (["report", "1", "-o", str(tmp_path / "no" / "r.html")], "disklab: error: cannot write"),
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1
+
+
+def test_several_runs_get_the_compare_table_and_one_run_none(tmp_path):
+    runs = records(tmp_path, QUICK, QUICK)
+    comparison = build_report(runs, generated_at="now").comparison
+    assert comparison.headings[:4] == ("Test", "Dir", "Metric", "run 1")
+    # Both runs replayed the same captures: every figure is equal, so every verdict says within noise.
+    assert {row[-1] for row in comparison.rows} == {"within noise"} and {row[-2] for row in comparison.rows} == {"1.00x"}
+    assert len(comparison.rows) == 8 * 4, "8 tests of quick, one direction each, 4 figures"
+    assert any("no repeats" in note for note in comparison.notes)
+    assert build_report(runs[:1], generated_at="now").comparison is None
+    assert 'id="comparison"' in render_html(build_report(runs, generated_at="now"))
+
+
+def test_runs_without_a_test_in_common_stay_out_of_the_compare_table(tmp_path):
+    runs = records(tmp_path, QUICK, BLOCKSIZE, QUICK)
+    comparison = build_report(runs, generated_at="now").comparison
+    assert comparison.headings == ("Test", "Dir", "Metric", "run 1", "run 3", "ratio", "verdict")
+    assert build_report(runs[:2], generated_at="now").comparison is None
