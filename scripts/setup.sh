@@ -10,7 +10,9 @@ command -v blkid >/dev/null || need_packages+=(util-linux)
 command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)   # device-safety tests
 command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
 command -v smartctl >/dev/null || need_packages+=(smartmontools)
+command -v ip >/dev/null || need_packages+=(iproute2)              # many-hosts tests: network namespaces
 command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)  # pgbench suite: server + pgbench
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 
 if [ ${#need_packages[@]} -gt 0 ]; then

@@ -29,3 +29,9 @@ class StoreError(DisklabError):
     """The results store cannot be opened, read or written."""
 
     exit_code = 5
+
+
+class DatabaseError(DisklabError):
+    """PostgreSQL's server binaries or pgbench are missing, or the private server or pgbench failed."""
+
+    exit_code = 6

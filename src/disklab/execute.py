@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from disklab.analysis.traps import cache_traps
 from disklab.errors import FioError
@@ -11,7 +11,7 @@ from disklab.fio.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
 from disklab.plan import Plan
-from disklab.schedule import Finished, Schedule
+from disklab.schedule import Finished, Schedule, Step
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 from disklab.suite.model import TestSpec
@@ -31,9 +31,15 @@ class Execution:
     run_id: int
 
 
+class StepRunner(Protocol):
+    """Runs a step somewhere other than on this machine (hosts/steps.py: on many hosts) and stores its result."""
+
+    def __call__(self, execution: Execution, step: Step, store: Store, on_tick: Callable[[], None]) -> JobResult: ...
+
+
 def execute_schedule(
     execution: Execution, schedule: Schedule, executor: Executor, store: Store, progress: ProgressListener,
-    finished: Sequence[Finished] = (),
+    finished: Sequence[Finished] = (), run_elsewhere: StepRunner | None = None,
 ) -> list[Finished]:
     """Raises on the first failing test; the tests finished before it are already stored.
 
@@ -44,6 +50,12 @@ def execute_schedule(
     while (step := schedule.next_step(done)) is not None:
         seq = len(done)
         test = step.test
+        if run_elsewhere is not None:
+            progress.test_started(seq, test)
+            job = run_elsewhere(execution, step, store, progress.tick)
+            done.append(Finished(step, job))
+            progress.test_finished(seq, test, job)
+            continue
         jobfile = render_jobfile(test, execution.test_path, execution.file_set_dir, execution.plan.suite.name)
         if test.file_set:
             Path(execution.file_set_dir).mkdir(exist_ok=True)

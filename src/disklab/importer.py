@@ -13,6 +13,7 @@ from pathlib import Path
 from disklab import __version__
 from disklab.errors import FioError, UserError
 from disklab.fio.parse import JobResult, extract_json, parse_fio_output
+from disklab.hosts.hosts import host_name
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import TestSpec
@@ -30,7 +31,6 @@ RW_MODES = {
 }
 # fio's aggregate over hosts: a sum of the hosts' figures with latencies of unknown weighting; not a measurement.
 ALL_CLIENTS = "All clients"
-DEFAULT_FIO_PORT = 8765
 # Top-level fields kept with each job so that the stored output reads back through fio/parse.py.
 HEADER_FIELDS = ("fio version", "timestamp", "timestamp_ms", "time", "global options")
 
@@ -68,11 +68,10 @@ def read_fio_json(path: Path) -> ImportedRun:
     entries = data["client_stats"] if client_server else data["jobs"]
     if not isinstance(entries, list):
         raise UserError(f"{path}: fio's job list is not a list")
-    measured = [e for e in entries if not (client_server and isinstance(e, dict) and e.get("jobname") == ALL_CLIENTS)]
+    measured = client_entries(data) if client_server else entries
     if not measured:
         raise UserError(f"{path}: fio's output holds no jobs")
-    header = {key: data[key] for key in HEADER_FIELDS if key in data}
-    tests = tuple(_test(path, header, entry, data.get("disk_util", []), client_server) for entry in measured)
+    tests = tuple(_test(path, data, entry, client_server) for entry in measured)
     return ImportedRun(
         source=path, fio_version=version or "unknown", started_at=_iso(data.get("timestamp")),
         client_server=client_server, tests=tests,
@@ -104,6 +103,25 @@ def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
     return run_id
 
 
+def client_entries(data: dict) -> list:
+    """The per-host entries of fio's client/server output; its 'All clients' sum is left out."""
+    return [e for e in data["client_stats"] if not (isinstance(e, dict) and e.get("jobname") == ALL_CLIENTS)]
+
+
+def entry_document(data: dict, entry: dict, host: str | None) -> str:
+    """One job entry as a fio document of its own (header, the job, its host's disks), readable by fio/parse.py."""
+    document = {**{key: data[key] for key in HEADER_FIELDS if key in data}, "jobs": [entry]}
+    disk_util = data.get("disk_util", [])
+    if disk_util:
+        document["disk_util"] = [d for d in disk_util if not host or entry_host(d) == host]
+    return json.dumps(document, indent=2) + "\n"
+
+
+def entry_host(entry: dict) -> str:
+    """The fio server an entry of client/server output came from, as disklab names hosts."""
+    return host_name(str(entry.get("hostname", "unknown")), entry.get("port"))
+
+
 def _document(path: Path) -> dict:
     """The file's JSON object; fio's text and terse outputs are named as such, with the fix."""
     try:
@@ -127,26 +145,24 @@ def _document(path: Path) -> dict:
     return data  # extract_json reads from the first '{': always an object
 
 
-def _test(path: Path, header: dict, entry: dict, disk_util: list, client_server: bool) -> ImportedTest:
+def _test(path: Path, data: dict, entry: dict, client_server: bool) -> ImportedTest:
     """One fio job entry, re-read through fio/parse.py from exactly the output that is stored with it."""
     if not isinstance(entry, dict):
         raise UserError(f"{path}: a job entry is not a JSON object")
     jobname = str(entry.get("jobname", "?"))
-    host = _host(entry) if client_server else None
-    document = {**header, "jobs": [entry]}
-    if disk_util:
-        document["disk_util"] = [d for d in disk_util if not host or _host(d) == host]
-    fio_output = json.dumps(document, indent=2) + "\n"
+    host = entry_host(entry) if client_server else None
+    fio_output = entry_document(data, entry, host)
     try:
         (job,) = parse_fio_output(fio_output).jobs
     except FioError as exc:
         raise UserError(f"{path}: job {jobname!r} is not in fio 3.x's JSON layout ({exc})") from None
-    options = {**header.get("global options", {}), **entry.get("job options", {})}
+    global_options = data.get("global options", {})
+    options = {**global_options, **entry.get("job options", {})}
     return ImportedTest(
         label=f"{jobname} @ {host}" if host else jobname, host=host,
         target=options.get("filename") or options.get("directory"), target_kind=_target_kind(options),
         params=_params(path, jobname, options),
-        jobfile=_jobfile(header.get("global options", {}), jobname, entry.get("job options", {}), host), fio_output=fio_output,
+        jobfile=_jobfile(global_options, jobname, entry.get("job options", {}), host), fio_output=fio_output,
         job=job,
     )
 
@@ -208,11 +224,6 @@ def _jobfile(global_options: dict, jobname: str, job_options: dict, host: str | 
 
 def _option_line(key: str, value) -> str:
     return f"{key}={value}" if value not in ("", None) else key
-
-
-def _host(entry: dict) -> str:
-    hostname, port = str(entry.get("hostname", "unknown")), entry.get("port")
-    return hostname if port in (None, DEFAULT_FIO_PORT) else f"{hostname}:{port}"
 
 
 def _target_kind(options: dict) -> str:

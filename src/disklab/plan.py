@@ -84,6 +84,13 @@ def file_set_name(test: TestSpec) -> str:
 
 
 def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool = False) -> Plan:
+    if suite.pgbench is not None:
+        raise UserError(f"{suite.where} runs pgbench against a private PostgreSQL, not fio tests; run it with "
+                        f"'disklab run {suite.name} --target DIR' (--dry-run shows its steps)")
+    if overrides.scale is not None and overrides.scale > 1:
+        raise UserError(f"--scale {overrides.scale:g}: for a fio suite --scale shrinks file sets and data sets by a "
+                        "factor above 0 and at most 1, e.g. 0.01 (a whole number is pgbench's scale factor, for a "
+                        "pgbench suite)")
     tests = [_with_overrides(t, overrides) for t in expand_suite(suite)]
     for test in tests:
         if test.size is not None and test.bs > test.size and not test.file_set:

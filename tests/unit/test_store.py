@@ -3,8 +3,8 @@ import sqlite3
 import pytest
 
 from disklab.errors import StoreError, UserError
-from disklab.fio.logs import parse_logs
-from disklab.fio.parse import parse_fio_output
+from disklab.fio.logs import Series, SeriesPoint, parse_logs
+from disklab.fio.parse import DirectionMetrics, JobResult, parse_fio_output
 from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
 from disklab.store.repository import NewRun, Store
 from tests.conftest import fixture_text
@@ -200,3 +200,23 @@ def test_a_version_3_store_gains_run_names_and_test_hosts_with_its_data_intact(t
     assert [row[: len(before["tests"][0])] for row in after["tests"][:1]] == before["tests"]
     assert old.info.name is None and [(t.label, t.fio_output, t.host) for t in old.tests] == [("old", output, None)]
     assert new.info.name == "old array" and [(t.host, t.metrics) for t in new.tests] == [("server-a", job.directions)]
+
+
+def test_a_version_4_store_keeps_its_metrics_and_series_and_takes_pgbench_transactions(tmp_path, monkeypatch):
+    path = tmp_path / "r.db"
+    run_id = old_store(path, monkeypatch, 4)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO metrics VALUES (1, 'read', 10, 40960, 409600, 100, 10000, 5, 4, 9, 4, 5, 6, 7, 8)")
+    conn.execute("INSERT INTO series VALUES (1, 'iops', 'read', 1000, 10)")
+    conn.commit()
+    conn.close()
+    before = stored_rows(path)
+    with Store(path) as store:
+        metrics = DirectionMetrics("transaction", 0, 50, 25.0, 0.0, 2000, 4e6, 4e6, 9e6, {"p50": 3e6})
+        store.add_test(run_id, 1, "pgbench 1 client", {"benchmark": "pgbench", "clients": 1}, "pgbench -c 1", "out",
+                       "progress", "2026-01-01T00:00:00+00:00", JobResult("pgbench 1 client", 0, 50, 20, (metrics,)),
+                       series=(Series("iops", "transaction", (SeriesPoint(1000, 25.0),)),))
+        record = store.get_run(run_id)
+    after = stored_rows(path)
+    assert after["metrics"][0] == before["metrics"][0] and after["series"][0] == before["series"][0]
+    assert record.tests[1].metrics == (metrics,) and record.tests[1].series[0].direction == "transaction"

@@ -33,7 +33,8 @@ def test_quick_is_the_desktop_profile():
 
 def test_every_builtin_suite_loads():
     for name in builtin_names():
-        assert expand_suite(load_suite(name))
+        suite = load_suite(name)
+        assert expand_suite(suite) or suite.pgbench is not None
 
 
 def test_lists_expand_as_a_grid_in_file_order():

@@ -25,9 +25,13 @@ BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
 # them are named (ConditionDifference) instead of hiding the match.
 MATCH_PARAMS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "region", "sync", "nrfiles",
                 "filesize", "frame_size", "bit_depth", "fps", "direct", "time_based")
-CONDITION_PARAMS = ("size", "runtime", "ramp", "rate", "rate_iops", "engine")
+CONDITION_PARAMS = ("size", "runtime", "ramp", "rate", "rate_iops", "engine",
+                    "scale", "threads", "transactions", "time_s", "vacuum")  # the last five: pgbench steps'
+# A pgbench step (database/pgbench.py) is the same test as another run's with as many clients; its scale,
+# threads and length are conditions like a fio test's size and runtime.
+PGBENCH_MATCH_PARAMS = ("benchmark", "clients")
 # Parameters a suite sweeps, in which a crossover of the leading run is looked for.
-SWEPT_PARAMS = ("bs", "iodepth", "rwmixread", "jobs")
+SWEPT_PARAMS = ("bs", "iodepth", "rwmixread", "jobs", "clients")
 
 
 @dataclass(frozen=True)
@@ -45,8 +49,12 @@ def _p99_us(m: DirectionMetrics) -> float | None:
 
 
 METRICS = (
-    CompareMetric("iops", "IOPS", True, lambda m: m.iops, "delivers more IOPS"),
-    CompareMetric("mb_per_s", "MB/s", True, lambda m: m.bw_bytes_per_s / 1e6 if m.direction != "sync" else None,
+    CompareMetric("iops", "IOPS", True, lambda m: m.iops if m.direction != "transaction" else None,
+                  "delivers more IOPS"),
+    CompareMetric("tps", "TPS", True, lambda m: m.iops if m.direction == "transaction" else None,
+                  "delivers more transactions per second"),
+    CompareMetric("mb_per_s", "MB/s", True,
+                  lambda m: m.bw_bytes_per_s / 1e6 if m.direction not in ("sync", "transaction") else None,
                   "delivers more MB/s"),
     CompareMetric("lat_mean_us", "mean lat µs", False, lambda m: m.lat_mean_ns / 1e3, "has the lower mean latency"),
     CompareMetric("clat_p99_us", "p99 µs", False, _p99_us, "has the lower p99 latency"),
@@ -171,6 +179,8 @@ def match_params(params: dict) -> tuple[tuple[str, object], ...]:
 
     A parameter a run did not store (an imported run's fio had no such option) has its default value.
     """
+    if params.get("benchmark") == "pgbench":
+        return tuple((name, params[name]) for name in PGBENCH_MATCH_PARAMS)
     defining = {name: params.get(name, PARAMS[name].default) for name in MATCH_PARAMS}
     if defining["direction"] != "mixed":
         defining["rwmixread"] = None

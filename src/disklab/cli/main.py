@@ -46,15 +46,16 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
     """Storage benchmarks driven by fio, with every result kept for later.
 
     Exit codes: 0 success, 1 run failed, 2 bad input, 3 refused for safety,
-    4 fio missing or failed, 5 results store unusable, 130 interrupted.
+    4 fio missing or failed, 5 results store unusable, 6 PostgreSQL or pgbench
+    missing or failed, 130 interrupted.
     """
     ctx.obj = {"db": db, "debug": debug}
 
 
-from disklab.cli import compare, doctor, export, importer, report, run, show, suites  # noqa: E402  (commands need the group's helpers first)
+from disklab.cli import capacity, compare, doctor, export, hosts, importer, report, run, show, suites  # noqa: E402  (commands need the group's helpers first)
 
 for command in (run.run, run.resume, show.runs, show.show, suites.suites, export.export, doctor.doctor, compare.compare,
-                importer.import_run, report.report):
+                importer.import_run, report.report, capacity.capacity, hosts.hosts):
     cli.add_command(command)
 
 

@@ -23,9 +23,10 @@ def converter(parse):
 
 
 def _scale(value: str) -> float:
+    """Checked per suite kind once the suite is known: a shrink factor (fio) or pgbench's scale factor."""
     scale = float(value)
-    if not 0 < scale <= 1:
-        raise ValueError(f"{value} is not a factor above 0 and at most 1")
+    if not scale > 0:
+        raise ValueError(f"{value} is not above 0")
     return scale
 
 
@@ -34,7 +35,9 @@ _OVERRIDES = (
     click.option("--runtime", callback=converter(parse_duration), help=f"Override the {PARAMS['runtime'].help}."),
     click.option("--ramp", callback=converter(parse_duration), help=f"Override the {PARAMS['ramp'].help}."),
     click.option("--pause", callback=converter(parse_duration), help=f"Override the {PARAMS['pause'].help}."),
-    click.option("--scale", callback=converter(_scale), help="Shrink file sets and data sets by this factor, e.g. 0.01."),
+    click.option("--scale", callback=converter(_scale),
+                 help="fio suites: shrink file sets and data sets by this factor (above 0, at most 1), e.g. 0.01; "
+                      "pgbench suites: pgbench's scale factor (a whole number, 100,000 accounts each), e.g. 10."),
     click.option("--engine", help="fio ioengine for every test (default: io_uring where it works, else libaio)."),
     click.option("--read-only", is_flag=True, help="Only the tests that do not write."),
 )

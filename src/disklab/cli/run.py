@@ -1,8 +1,13 @@
-"""`disklab run`: load suite -> plan -> check target -> detect fio -> execute -> store -> summarise."""
+"""`disklab run`: load suite -> plan -> check target -> detect fio -> execute -> store -> summarise.
 
+A pgbench suite takes its own path: steps -> target directory -> private PostgreSQL -> pgbench -> store -> summarise.
+"""
+
+import os
 import signal
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 import click
@@ -13,14 +18,25 @@ from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, p
 from disklab.analysis.saturation import parse_latency_ns
 from disklab.cli.options import converter, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
+from disklab.database.benchmark import (
+    OUTCOME_KEY, PGBENCH_ENGINE, PgbenchOverrides, run_database_benchmark, whole_scale,
+)
+from disklab.database.pgbench import pgbench_duration, plan_steps
+from disklab.database.postgres import check_cluster_target, cluster_folder, find_binaries, remove_stale_clusters
+from disklab.database.settings import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
 from disklab.env.capture import record_environment, record_smart
 from disklab.env.host import host_identity
 from disklab.errors import DisklabError, UserError
 from disklab.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
+from disklab.fio.client import ClientExecutor
 from disklab.fio.features import choose_engine, detect_fio
+from disklab.hosts.check import check_hosts, require_ready
+from disklab.hosts.files import clean_up_on_hosts, hosts_target
+from disklab.hosts.hosts import Host, parse_hosts
+from disklab.hosts.steps import HostsStep, refuse_unsupported
 from disklab.plan import Overrides, Plan, build_plan, fit_to_target, resolve_engines
-from disklab.report.table import plan_table, run_results
+from disklab.report.table import pgbench_plan_table, plan_table, run_results
 from disklab.schedule import Finished, FixedSchedule, Schedule, Step
 from disklab.saturate_schedule import SaturateSchedule
 from disklab.steady_schedule import SteadySchedule
@@ -37,6 +53,8 @@ from disklab.units import format_duration, parse_duration
 @click.command()
 @click.argument("suite")
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
+@click.option("--hosts", callback=converter(parse_hosts),
+              help="Run every test on these fio servers at once: H1,H2:PORT or @FILE; --target is a directory there.")
 @plan_options
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Run every test N times, interleaved across tests (with --precision: at least N times).")
@@ -49,31 +67,76 @@ from disklab.units import format_duration, parse_duration
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
 @click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
+@click.option("--clients", callback=converter(client_counts),
+              help=f"pgbench suites: {PGBENCH_KEYS['clients'].help.replace('[1, 10, 50, 100]', '1,10,50,100')}.")
+@click.option("--transactions", type=click.IntRange(1), help=f"pgbench suites: {PGBENCH_KEYS['transactions'].help}.")
+@click.option("--time", "time_s", callback=converter(duration_s), help=f"pgbench suites: {PGBENCH_KEYS['time'].help}.")
+@click.option("--pg-set", multiple=True, callback=converter(lambda values: tuple(parse_pg_set(v) for v in values)),
+              help="pgbench suites: a postgresql.conf setting of the private server, NAME=VALUE (repeatable).")
+@click.option("--keep-cluster", is_flag=True,
+              help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, keep_file,
-        dry_run):
+def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, keep_file,
+        clients, transactions, time_s, pg_set, keep_cluster, dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
+    loaded = load_suite(suite)
+    _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
+    if loaded.pgbench is not None:
+        pgbench = PgbenchOverrides(
+            scale=None if overrides.scale is None else whole_scale(overrides.scale), clients=clients,
+            transactions=transactions, time_s=time_s, settings=pg_set or (),
+        )
+        _run_pgbench(ctx, loaded, target, pgbench, keep_cluster, dry_run)
+        return
     if target is None:
         if not dry_run:
             raise click.UsageError("--target is required: a directory, a file or a block device")
-        _print_plan(build_plan(load_suite(suite), overrides, read_only), None)
+        _print_plan(build_plan(loaded, overrides, read_only), None)
         return
-    resolved = resolve_target(target)
-    plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
+    resolved = hosts_target(target) if hosts else resolve_target(target)
+    plan = plan_for_target(loaded, overrides, read_only, resolved)
     if dry_run:
         _print_plan(plan, resolved)
         return
-    plan, fio = _prepare(plan, resolved, destroy_data, force)
+    plan, fio = _prepare(plan, resolved, destroy_data, force, hosts or ())
     with open_store(ctx) as store:
         schedule = schedule_for(plan, repeat, precision, max_time, p99)
         # Purged before the run is created, so that a refusal (device in use) leaves no run behind.
         purged = purge(resolved, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
-        run_id = store.create_run(_new_run(plan, resolved, fio.version_text, ctx.params, schedule.expected_steps()))
+        engines = ", ".join(sorted({t.engine for t in plan.tests}))
+        params = {**ctx.params, "hosts": [h.name for h in hosts] if hosts else None}
+        run_id = store.create_run(_new_run(plan.suite, resolved, fio.version_text, engines, params,
+                                           schedule.expected_steps()))
         if purged:
             stderr_console().print(purged)
             store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file)
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file, hosts or ())
+
+
+_PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
+_FIO_OPTIONS = ("read_only", "repeat", "precision", "max_time", "p99", "destroy_data", "force", "keep_file", "hosts")
+
+
+def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Overrides) -> None:
+    """pgbench suites and fio suites take different options; one given to the wrong kind is an error, not ignored."""
+    def flag(name: str) -> str:
+        return "--time" if name == "time_s" else f"--{name.replace('_', '-')}"
+
+    def given_options(names: tuple[str, ...]) -> list[str]:
+        unset = {"repeat": 1}  # the only one of them whose default is not empty
+        return [flag(n) for n in names if params.get(n) not in (None, False, ()) and params.get(n) != unset.get(n)]
+
+    if suite.pgbench is not None:
+        given = [flag(name) for name in overrides.replacements()] + given_options(_FIO_OPTIONS)
+        if given:
+            raise UserError(f"{', '.join(given)}: not for suite {suite.name!r}, which runs pgbench; its options "
+                            "are --scale, --clients, --transactions, --time, --pg-set and --keep-cluster")
+    else:
+        given = given_options(_PGBENCH_OPTIONS)
+        if given:
+            raise UserError(f"{', '.join(given)}: only for pgbench suites (e.g. 'disklab run pgbench'); "
+                            f"suite {suite.name!r} runs fio")
 
 
 @click.command()
@@ -84,19 +147,23 @@ def resume(ctx, run_ref):
     with open_store(ctx) as store:
         run_id = store.resolve_run_id(run_ref)
         record = store.get_run(run_id)
+        if record.info.fio_engine == PGBENCH_ENGINE:
+            raise UserError(f"run {run_id} is a pgbench run: its server and data set are gone, so it cannot be "
+                            "resumed; run the suite again")
         if record.info.status not in ("interrupted", "failed"):
             raise UserError(f"run {run_id} is {record.info.status}; only interrupted or failed runs can be resumed")
         options = record.info.options
         suite = parse_suite(record.suite_text, record.info.suite_source, f"run {run_id}'s suite")
-        resolved = resolve_target(record.info.target)
+        hosts = parse_hosts(",".join(options["hosts"])) if options.get("hosts") else ()
+        resolved = hosts_target(record.info.target) if hosts else resolve_target(record.info.target)
         plan = plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved)
-        plan, fio = _prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False))
+        plan, fio = _prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), hosts)
         finished = [Finished(Step(t.plan_index, t.attempt, _spec(t)), t.as_job()) for t in record.tests]
         stderr_console().print(f"resuming run {run_id}: {len(finished)} tests already stored")
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False))
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False), hosts)
 
 
 def schedule_for(
@@ -137,10 +204,16 @@ def plan_remarks(plan: Plan) -> list[str]:
     return lines
 
 
-def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool):
+def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool, hosts: tuple[Host, ...] = ()):
     """Everything that can refuse a run does so before anything is stored or written."""
     for line in plan_remarks(plan):
         stderr_console().print(line)
+    if hosts:
+        # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
+        refuse_unsupported(plan)
+        fio = detect_fio()
+        require_ready(check_hosts(hosts, fio.path, fio.version_text, target.path))
+        return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
     check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force)
     if target.kind == "directory":
         for stale in remove_stale_test_files(target.path):
@@ -151,18 +224,39 @@ def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool):
 
 def _carry_out(
     store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, schedule: Schedule,
-    finished: Sequence[Finished], keep_file: bool,
+    finished: Sequence[Finished], keep_file: bool, hosts: tuple[Host, ...] = (),
 ) -> None:
     """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
     engines = sorted({t.engine for t in plan.tests})
-    disks = record_environment(store, run_id, target.test_path, target.kind == "device", fio_path, engines)
-    record_smart(store, run_id, disks, "before")
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
-        with _interrupt_on_termination(), RunProgress(plan, stderr_console(), layout, schedule.expected_steps(),
-                                                      len(finished)) as progress:
-            done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished)
+        with _recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines), \
+                RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
+            on_hosts = HostsStep(ClientExecutor(fio_path), hosts, target.path) if hosts else None
+            done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished, on_hosts)
+    finally:
+        if hosts:
+            for line in clean_up_on_hosts(fio_path, hosts, target.path, keep_file):
+                stderr_console().print(line)
+        elif keep_file and target.disklab_owns_file:
+            for kept in keep_test_file(target, run_id):
+                stderr_console().print(f"test file kept: {kept}")
+        else:
+            remove_test_file(target)
+    outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
+    store.set_run_values("run_outcomes", run_id, outcomes)
+    _finish(store, run_id, outcomes)
+
+
+@contextmanager
+def _recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str]):
+    """The environment and SMART around the work, and the run's status whatever happens to it."""
+    disks = record_environment(store, run_id, test_path, is_device, fio_path, engines)
+    record_smart(store, run_id, disks, "before")
+    try:
+        with _interrupt_on_termination():
+            yield
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
         raise
@@ -171,13 +265,10 @@ def _carry_out(
         raise
     finally:
         record_smart(store, run_id, disks, "after")
-        if keep_file and target.disklab_owns_file:
-            for kept in keep_test_file(target, run_id):
-                stderr_console().print(f"test file kept: {kept}")
-        else:
-            remove_test_file(target)
-    outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
-    store.set_run_values("run_outcomes", run_id, outcomes)
+
+
+def _finish(store: Store, run_id: int, outcomes: dict) -> None:
+    """The run complete, its results and what its schedule concluded printed."""
     store.finish_run(run_id, "complete")
     record = store.get_run(run_id)
     for item in run_results(record):
@@ -185,6 +276,39 @@ def _carry_out(
     for outcome in outcomes.values():
         stdout_console().print(outcome["summary"])
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
+
+
+def _run_pgbench(ctx, suite: Suite, target: str | None, overrides: PgbenchOverrides, keep_cluster: bool,
+                 dry_run: bool) -> None:
+    """M3's database test: a private PostgreSQL on the target directory, pgbench's client sweep, every step stored."""
+    settings = overrides.apply(suite.pgbench)
+    steps = plan_steps(settings, os.cpu_count() or 1)
+    if dry_run or target is None:
+        if not dry_run:
+            raise click.UsageError("--target is required: a directory on the disk under test")
+        stdout_console().print(pgbench_plan_table(suite, settings, steps))
+        stdout_console().print(f"estimated duration: {pgbench_duration(settings)}")
+        return
+    resolved = resolve_target(target)
+    if resolved.kind != "directory":
+        raise UserError(f"{target} is a {resolved.kind}; suite {suite.name!r} needs a directory on the disk under "
+                        "test (a mounted file system), where PostgreSQL keeps its data and WAL")
+    check_cluster_target(Path(resolved.path))
+    for stale in remove_stale_clusters(Path(resolved.path)):
+        stderr_console().print(f"removed a PostgreSQL cluster left by a killed run: {stale}")
+    binaries = find_binaries()
+    with open_store(ctx) as store:
+        cluster = replace(resolved, test_path=str(cluster_folder(Path(resolved.path))))
+        run_id = store.create_run(_new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE,
+                                           ctx.params, len(steps)))
+        console = stderr_console()
+        with _recorded(store, run_id, resolved.path, False, "fio", []), console.status("") as status:
+            outcome = run_database_benchmark(
+                store, run_id, settings, steps, Path(resolved.path), keep_cluster,
+                say=lambda line: console.print(line, markup=False, highlight=False),
+                show_progress=lambda line: status.update(line),
+            )
+        _finish(store, run_id, {OUTCOME_KEY: outcome})
 
 
 def _spec(test: StoredTest) -> TestSpec:
@@ -206,13 +330,15 @@ def _interrupt_on_termination():
             signal.signal(sig, handler)
 
 
-def _new_run(plan: Plan, target: Target, fio_version: str, params: dict, expected_steps: int) -> NewRun:
+def _new_run(suite: Suite, target: Target, tool_version: str, engine: str, params: dict,
+             expected_steps: int) -> NewRun:
+    """tool_version and engine: fio's, or PostgreSQL's and 'pgbench' for a pgbench run."""
     host = host_identity()
-    options = {k: v for k, v in params.items() if v not in (None, False) and k not in ("suite", "target")}
+    options = {k: v for k, v in params.items() if v not in (None, False, ()) and k not in ("suite", "target")}
     return NewRun(
-        suite_name=plan.suite.name, suite_source=plan.suite.source, suite_text=plan.suite.text, target=target.path,
+        suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=target.path,
         target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
-        fio_version=fio_version, fio_engine=", ".join(sorted({t.engine for t in plan.tests})), hostname=host.hostname, kernel=host.kernel,
+        fio_version=tool_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
         planned_tests=expected_steps,
     )
 

@@ -39,13 +39,16 @@ def runs(ctx, limit):
 @click.option("--jobfile", is_flag=True, help="Print the fio job file of every test instead.")
 @click.option("--series", is_flag=True, help="Print the per-interval time series of tests run with log_interval instead.")
 @click.option("--flat", is_flag=True, help="Only the per-test table, without the suite's view.")
+@click.option("--per-host", is_flag=True,
+              help="A run on many hosts (run --hosts): each host's result beside the aggregate of every test.")
 @click.option("--env", "environment", is_flag=True,
               help="Print the run's environment (host, fio, file system, disks) and its drives' SMART changes instead.")
 @click.pass_context
-def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment):
+def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment, per_host):
     """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
     with open_store(ctx) as store:
-        record = store.get_run(store.resolve_run_id(run_ref))
+        record = store.get_run(store.resolve_run_id(run_ref), per_host=per_host)
+        flat = flat or per_host  # the suite's view summarises the aggregates
         outcomes = store.run_values("run_outcomes", record.info.id)
         env, smart = store.run_values("run_env", record.info.id), store.smart(record.info.id)
     if environment:

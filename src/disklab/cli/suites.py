@@ -1,11 +1,14 @@
 """`disklab suites`: the suites that exist, what they measure, how long they take, and their tests."""
 
+import os
+
 import click
 from rich.table import Table
 
 from disklab.cli.common import stdout_console
 from disklab.plan import build_plan
-from disklab.report.table import plan_table
+from disklab.database.pgbench import pgbench_duration, plan_steps
+from disklab.report.table import pgbench_plan_table, plan_table
 from disklab.suite.loader import builtin_names, load_suite
 from disklab.units import format_duration
 
@@ -20,7 +23,11 @@ def suites(ctx):
     for heading in ("Suite", "Tests", "Estimated time", "What it measures"):
         table.add_column(heading)
     for name in builtin_names():
-        plan = build_plan(load_suite(name))
+        suite = load_suite(name)
+        if suite.pgbench is not None:
+            table.add_row(name, str(len(suite.pgbench.clients)), pgbench_duration(suite.pgbench), suite.description)
+            continue
+        plan = build_plan(suite)
         table.add_row(name, str(len(plan.tests)), format_duration(plan.estimated_seconds()), plan.suite.description)
     stdout_console().print(table)
     stdout_console().print("'disklab suites show NAME' lists every test; a suite file of your own runs with "
@@ -31,8 +38,14 @@ def suites(ctx):
 @click.argument("suite")
 def show(suite):
     """Every test SUITE (a name or a .toml file) expands to, with its parameters."""
-    plan = build_plan(load_suite(suite))
     console = stdout_console()
+    loaded = load_suite(suite)
+    if loaded.pgbench is not None:
+        console.print(f"{loaded.name}: {loaded.description}")
+        console.print(pgbench_plan_table(loaded, loaded.pgbench, plan_steps(loaded.pgbench, os.cpu_count() or 1)))
+        console.print(f"estimated: {pgbench_duration(loaded.pgbench)}")
+        return
+    plan = build_plan(loaded)
     console.print(f"{plan.suite.name}: {plan.suite.description}")
     console.print(plan_table(plan, f"{len(plan.tests)} tests, estimated {format_duration(plan.estimated_seconds())} "
                                    "(regions are fitted to the target when it runs)"))

@@ -43,28 +43,33 @@ class SubprocessExecutor:
             job_path, out_path = Path(folder) / "test.fio", Path(folder) / "output.json"
             job_path.write_text(jobfile)
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
-            with open(Path(folder) / "stderr", "w+") as stderr:
-                # Own session: the terminal's Ctrl-C reaches disklab only, which then stops fio itself.
-                # Working directory in the private folder: fio writes its log files (log_interval) there.
-                process = subprocess.Popen(
-                    command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-                    preexec_fn=_die_with_parent, cwd=folder,
-                )
-                try:
-                    while process.poll() is None:
-                        if on_tick:
-                            on_tick()
-                        time.sleep(0.2)
-                except BaseException:
-                    stop_process(process)
-                    raise
-                stderr.seek(0)
-                error_text = stderr.read()
+            returncode, error_text = run_fio_command(command, folder, on_tick)
             output = out_path.read_text() if out_path.exists() else ""
             logs = {path.name: path.read_text() for path in sorted(Path(folder).glob(f"{LOG_PREFIX}_*.log"))}
-        if process.returncode != 0 or not output.strip():
-            raise FioError(f"fio failed (exit {process.returncode}): {summarise_stderr(error_text or output)}")
-        return FioRun(output=output, stderr=error_text, returncode=process.returncode, logs=logs)
+        if returncode != 0 or not output.strip():
+            raise FioError(f"fio failed (exit {returncode}): {summarise_stderr(error_text or output)}")
+        return FioRun(output=output, stderr=error_text, returncode=returncode, logs=logs)
+
+
+def run_fio_command(command: list[str], folder: str, on_tick: Callable[[], None] | None) -> tuple[int, str]:
+    """fio run to its end (or stopped on an interrupt) in `folder`; its exit code and its stderr."""
+    with open(Path(folder) / "stderr", "w+") as stderr:
+        # Own session: the terminal's Ctrl-C reaches disklab only, which then stops fio itself.
+        # Working directory in the private folder: fio writes its log files (log_interval) there.
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+            preexec_fn=die_with_parent, cwd=folder,
+        )
+        try:
+            while process.poll() is None:
+                if on_tick:
+                    on_tick()
+                time.sleep(0.2)
+        except BaseException:
+            stop_process(process)
+            raise
+        stderr.seek(0)
+        return process.returncode, stderr.read()
 
 
 def stop_process(process: subprocess.Popen) -> None:
@@ -99,7 +104,7 @@ def summarise_stderr(text: str) -> str:
     return lines[-1]
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     # The parent may have died between fork and prctl.

@@ -107,6 +107,6 @@ def _weighted_latency(by_job: dict[int, dict[int, float]], iops: dict[int, dict[
 
 
 def series_order(key: tuple[str, str]) -> tuple[int, int]:
-    """(kind, direction) -> its place: kinds as KINDS lists them, then read, write, trim."""
+    """(kind, direction) -> its place: kinds as KINDS lists them, then read, write, trim (and pgbench's transaction)."""
     kind, direction = key
-    return KINDS.index(kind), tuple(_DIRECTIONS.values()).index(direction)
+    return KINDS.index(kind), (*_DIRECTIONS.values(), "transaction").index(direction)

@@ -100,11 +100,29 @@ def _sync(sync: dict, write: DirectionMetrics) -> DirectionMetrics:
 
 def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
     """I/Os whose completion took longer than a deadline, from json+ latency bins (None without bins)."""
+    bins = latency_bins(output, direction)
+    if bins is None:
+        return None
+    return sum(count for value, count in bins.items() if value > threshold_ns)
+
+
+def latency_bins(output: str, direction: str) -> dict[float, int] | None:
+    """json+'s completion latency histogram (ns -> I/O count), summed over the document's jobs; None without bins."""
     jobs = extract_json(output).get("jobs", [])
-    bins = [job.get(direction, {}).get("clat_ns", {}).get("bins") for job in jobs]
+    bins = [_histogram(job, direction) for job in jobs]
     if not bins or any(b is None for b in bins):
         return None
-    return sum(count for b in bins for value, count in b.items() if float(value) > threshold_ns)
+    summed: dict[float, int] = {}
+    for histogram in bins:
+        for value, count in histogram.items():
+            summed[float(value)] = summed.get(float(value), 0) + int(count)
+    return summed
+
+
+def _histogram(job: dict, direction: str) -> dict | None:
+    """fsync/fdatasync calls keep their histogram under 'sync' as lat_ns; I/O directions under clat_ns."""
+    latency = job.get("sync", {}).get("lat_ns", {}) if direction == "sync" else job.get(direction, {}).get("clat_ns", {})
+    return latency.get("bins")
 
 
 def _direction(name: str, d: dict) -> DirectionMetrics:

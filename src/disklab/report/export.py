@@ -5,16 +5,21 @@ import io
 import json
 from dataclasses import asdict, fields
 
-from disklab.report.rows import ResultRow, SummaryRow, planned_tests, repeated, result_rows, summary_rows
-from disklab.report.table import SPREAD_NOTE, format_spread, format_us, run_title, spread_warning
+from disklab.report.rows import (
+    ResultRow, SummaryRow, SweepRow, is_pgbench_run, planned_tests, repeated, result_rows, summary_rows, sweep_rows,
+)
+from disklab.report.table import (
+    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
+)
 from disklab.report.views import Pivot, build_view, cell_text
 from disklab.store.repository import RunRecord
 
 # Bump when the JSON export changes shape. 1: first version. 2: tests carry `series` (log_interval);
 # a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,
 # stdev, ci95) of IOPS and bandwidth over its repeats; tests carry `plan_index` and `attempt`. 4: `environment`
-# and `outcomes` of the run; tests carry `flags` (cache traps).
-JSON_FORMAT_VERSION = 4
+# and `outcomes` of the run; tests carry `flags` (cache traps). 5: pgbench runs carry `sweep`, one row per client
+# count (SweepRow), and their tests' metrics are under the direction `transaction`.
+JSON_FORMAT_VERSION = 5
 FORMATS = ("table", "json", "csv", "markdown")
 
 
@@ -42,12 +47,19 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
     view = None if flat else build_view(record)
     if view:
         document["view"] = asdict(view)
+    if is_pgbench_run(record):
+        document["sweep"] = [row.as_dict() for row in sweep_rows(record)]
     return json.dumps(document, indent=2) + "\n"
 
 
 def to_csv(record: RunRecord, flat: bool = False) -> str:
     """With a view: the view's table, a blank line, then the per-test rows (--flat: those rows alone)."""
     out = io.StringIO()
+    if is_pgbench_run(record):
+        writer = csv.DictWriter(out, fieldnames=[f.name for f in fields(SweepRow)], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(row.as_dict() for row in sweep_rows(record))
+        return out.getvalue()
     view = None if flat else build_view(record)
     if view:
         view_writer = csv.writer(out, lineterminator="\n")
@@ -69,6 +81,11 @@ def to_csv(record: RunRecord, flat: bool = False) -> str:
 
 
 def to_markdown(record: RunRecord, flat: bool = False) -> str:
+    if is_pgbench_run(record):
+        lines = [f"**{_md(run_title(record.info))}**", "", "| " + " | ".join(SWEEP_HEADINGS) + " |",
+                 "|" + "---:|" * len(SWEEP_HEADINGS)]
+        lines += ["| " + " | ".join(sweep_cells(row)) + " |" for row in sweep_rows(record)]
+        return "\n".join(lines + ["", SWEEP_NOTE + "."]) + "\n"
     view = None if flat else build_view(record)
     lines = _view_markdown(view) if view else []
     if repeated(record):

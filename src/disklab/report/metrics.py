@@ -54,6 +54,12 @@ def _sync_p99_us(tests: Sequence[StoredTest]) -> float | None:
     return _worst_p99_us([m for t in tests for m in t.metrics if m.direction == "sync"])
 
 
+def _tps(tests: Sequence[StoredTest]) -> float | None:
+    """pgbench steps store their transactions as a direction of their own (database/benchmark.py)."""
+    tps = [m.iops for t in tests for m in t.metrics if m.direction == "transaction"]
+    return sum(tps) / len(tps) if tps else None
+
+
 def _frames_missed(tests: Sequence[StoredTest]) -> float | None:
     counts = [_test_frames_missed(t) for t in tests]
     return None if None in counts else sum(counts) / len(counts)
@@ -89,5 +95,7 @@ REGISTRY: dict[str, Metric] = {
                "sync p99: latency p99 of the fsync/fdatasync calls"),
         Metric("frames_missed", "frames missed", "frames missed", _frames_missed, _count,
                "frames missed: frame requests that completed later than 1/fps"),
+        Metric("tps", "TPS", "TPS", _tps, _mb,
+               "TPS: pgbench's transactions per second, excluding connection set-up"),
     )
 }

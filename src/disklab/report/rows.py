@@ -31,8 +31,11 @@ class ResultRow:
 
 
 def result_rows(record: RunRecord) -> list[ResultRow]:
+    """fio tests; pgbench steps have rows of their own (sweep_rows)."""
     rows = []
     for test in record.tests:
+        if is_pgbench_test(test):
+            continue
         for m in test.metrics:
             p = m.clat_percentiles_ns
             rows.append(
@@ -60,6 +63,64 @@ def result_rows(record: RunRecord) -> list[ResultRow]:
 
 def _us(ns: float | None) -> float | None:
     return None if ns is None else ns / 1e3
+
+
+def is_pgbench_test(test: StoredTest) -> bool:
+    return test.params.get("benchmark") == "pgbench"
+
+
+def is_pgbench_run(record: RunRecord) -> bool:
+    return any(is_pgbench_test(t) for t in record.tests) or "pgbench" in record.outcomes
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One pgbench step: does the database's TPS hold up as clients are added (M3)?"""
+
+    seq: int
+    test: str
+    clients: int
+    threads: int
+    tps: float  # excluding connection set-up, as pgbench reports it
+    tps_including_connections: float | None
+    initial_connection_ms: float | None
+    latency_mean_ms: float
+    latency_p50_ms: float | None  # from pgbench's per-transaction log
+    latency_p99_ms: float | None
+    latency_max_ms: float
+    transactions: int  # completed
+    failed: int | None
+    usr_cpu_percent: float  # the whole machine's: pgbench and the server share it
+    sys_cpu_percent: float
+    iowait_percent: float | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def sweep_rows(record: RunRecord) -> list[SweepRow]:
+    """Per-step figures beyond the stored metrics live in the run's pgbench outcome, by client count."""
+    extras = record.outcomes.get("pgbench", {}).get("steps", {})
+    rows = []
+    for test in record.tests:
+        if not is_pgbench_test(test) or not test.metrics:
+            continue
+        m, extra = test.metrics[0], extras.get(str(test.params["clients"]), {})
+        p = m.clat_percentiles_ns
+        rows.append(SweepRow(
+            seq=test.seq + 1, test=test.label, clients=test.params["clients"], threads=test.params["threads"],
+            tps=m.iops, tps_including_connections=extra.get("tps_including_connections"),
+            initial_connection_ms=extra.get("initial_connection_ms"), latency_mean_ms=m.lat_mean_ns / 1e6,
+            latency_p50_ms=_ms(p.get("p50")), latency_p99_ms=_ms(p.get("p99")), latency_max_ms=m.clat_max_ns / 1e6,
+            transactions=m.total_ios, failed=extra.get("failed_transactions"),
+            usr_cpu_percent=test.usr_cpu_percent, sys_cpu_percent=test.sys_cpu_percent,
+            iowait_percent=extra.get("iowait_percent"),
+        ))
+    return rows
+
+
+def _ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e6
 
 
 @dataclass(frozen=True)

@@ -49,14 +49,19 @@ def _series_table(test: StoredTest) -> SeriesTable:
 def render_series_table(table: SeriesTable) -> Table:
     rendered = Table(title=f"{table.seq}. {table.test}", title_justify="left")
     rendered.add_column("t s", justify="right")
-    for heading in ("IOPS", "MB/s", "Mean lat µs"):
-        for direction in table.directions:
-            rendered.add_column(f"{heading} {direction}", justify="right")
+    # pgbench's transactions: their rate is TPS, and they move no bytes disklab counts
+    data = [i for i, d in enumerate(table.directions) if d != "transaction"]
+    for heading, places in (("IOPS", range(len(table.directions))), ("MB/s", data),
+                            ("Mean lat µs", range(len(table.directions)))):
+        for i in places:
+            direction = table.directions[i]
+            rendered.add_column("TPS" if (heading, direction) == ("IOPS", "transaction") else f"{heading} {direction}",
+                                justify="right")
     for row in table.rows:
         rendered.add_row(
             f"{row.t_s:g}",
             *(_number(v, "{:,.0f}") for v in row.iops),
-            *(_number(v, "{:,.1f}") for v in row.mb_per_s),
+            *(_number(row.mb_per_s[i], "{:,.1f}") for i in data),
             *(format_us(v) for v in row.lat_mean_us),
         )
     rendered.caption = "per interval, jobs combined · MB/s = 10^6 bytes/s · latency: mean of total latency"

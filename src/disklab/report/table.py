@@ -5,9 +5,14 @@ from rich.table import Table
 from rich.text import Text
 
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
+from disklab.database.pgbench import Step
+from disklab.database.settings import PgbenchSettings
 from disklab.plan import Plan
+from disklab.suite.model import Suite
 from disklab.suite.model import TestSpec
-from disklab.report.rows import ResultRow, SummaryRow, repeated, result_rows, summary_rows
+from disklab.report.rows import (
+    ResultRow, SummaryRow, SweepRow, is_pgbench_run, repeated, result_rows, summary_rows, sweep_rows,
+)
 from disklab.store.repository import RunInfo, RunRecord
 from disklab.units import format_size
 
@@ -46,12 +51,45 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
 
 
 def run_results(record: RunRecord) -> list[RenderableType]:
-    """Every test as it ran; or, when tests were repeated, one row per planned test with its spread and a warning."""
+    """Every test as it ran; or, when tests were repeated, one row per planned test with its spread and a warning;
+    pgbench runs as their client sweep."""
+    if is_pgbench_run(record):
+        return [sweep_table(record.info, sweep_rows(record))]
     if not repeated(record):
         return [results_table(record.info, result_rows(record))]
     rows = summary_rows(record)
     warning = spread_warning(rows)
     return [summary_table(record.info, rows)] + ([Text(warning, style="yellow")] if warning else [])
+
+
+SWEEP_HEADINGS = ("Clients", "TPS", "TPS incl. conn.", "Mean lat ms", "p50 ms", "p99 ms", "Failed", "CPU usr %",
+                  "CPU sys %", "iowait %")
+SWEEP_NOTE = ("TPS excluding connection set-up, as pgbench reports it; incl. conn.: over the elapsed time with the "
+              "clients' connection set-up · latency per transaction, percentiles from pgbench's transaction log · "
+              "CPU: the whole machine's (pgbench and the server share it)")
+
+
+def sweep_cells(row: SweepRow) -> list[str]:
+    return [
+        str(row.clients), f"{row.tps:,.1f}", _optional(row.tps_including_connections, "{:,.1f}"),
+        f"{row.latency_mean_ms:,.3f}", _optional(row.latency_p50_ms, "{:,.3f}"),
+        _optional(row.latency_p99_ms, "{:,.3f}"), _optional(row.failed, "{:,}"), f"{row.usr_cpu_percent:.1f}",
+        f"{row.sys_cpu_percent:.1f}", _optional(row.iowait_percent, "{:.1f}"),
+    ]
+
+
+def _optional(value, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def sweep_table(info: RunInfo, rows: list[SweepRow]) -> Table:
+    table = Table(title=run_title(info), title_justify="left")
+    for heading in SWEEP_HEADINGS:
+        table.add_column(heading, justify="right")
+    for row in rows:
+        table.add_row(*sweep_cells(row))
+    table.caption = SWEEP_NOTE
+    return table
 
 
 def summary_table(info: RunInfo, rows: list[SummaryRow]) -> Table:
@@ -123,3 +161,18 @@ def _data(test: TestSpec) -> str:
         return "whole target" if test.region == "whole" else f"{test.region} of target"
     region = format_size(test.size)
     return f"{region} at {format_size(test.offset)}" if test.offset else region
+
+
+def pgbench_plan_table(suite: Suite, settings: PgbenchSettings, steps: tuple[Step, ...]) -> Table:
+    """A pgbench suite's steps: one pgbench run per client count against the data set loaded once."""
+    server = ", ".join(f"{name}={value}" for name, value in settings.settings) or "as shipped"
+    table = Table(title=f"suite {suite.name}: pgbench -i -s {settings.scale} (about {settings.scale * 16:,} MB), then "
+                        f"{len(steps)} step{'s' if len(steps) > 1 else ''}; server settings: {server}",
+                  title_justify="left")
+    for heading in ("#", "Step", "clients", "threads", "length", "vacuum", "command"):
+        table.add_column(heading, no_wrap=heading in ("Step", "command"))
+    for seq, step in enumerate(steps, start=1):
+        length = f"{step.transactions:,} transactions per client" if step.transactions else f"{step.time_s:g} s"
+        table.add_row(str(seq), step.label, str(step.clients), str(step.threads), length,
+                      "yes" if step.vacuum else "no (-n)", "pgbench " + " ".join(step.arguments()))
+    return table

@@ -143,6 +143,8 @@ def axis_label(field: str, value) -> str:
         return f"{value} % read"
     if field == "iodepth":
         return f"QD{value}"
+    if field == "clients":
+        return f"{value} client" if value == 1 else f"{value} clients"
     if field == "nrfiles":
         return f"{value:,} files" if value != 1 else "1 file"
     return str(value)

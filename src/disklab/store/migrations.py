@@ -120,6 +120,46 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE runs ADD COLUMN name TEXT;
         """,
     ),
+    (
+        5,
+        "pgbench transactions as a direction",
+        # pgbench steps store their TPS and latency as the direction 'transaction' (database/pgbench.py); SQLite
+        # cannot change a CHECK constraint, so metrics and series are rebuilt with the same columns and rows.
+        """
+        CREATE TABLE metrics_new (
+            test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim', 'sync', 'transaction')),
+            iops REAL NOT NULL,
+            bw_bytes_per_s REAL NOT NULL,
+            io_bytes INTEGER NOT NULL,
+            total_ios INTEGER NOT NULL,
+            runtime_ms INTEGER NOT NULL,
+            lat_mean_ns REAL NOT NULL,
+            clat_mean_ns REAL NOT NULL,
+            clat_max_ns REAL NOT NULL,
+            clat_p50_ns REAL,
+            clat_p90_ns REAL,
+            clat_p99_ns REAL,
+            clat_p99_9_ns REAL,
+            clat_p99_99_ns REAL,
+            PRIMARY KEY (test_id, direction)
+        );
+        INSERT INTO metrics_new SELECT * FROM metrics;
+        DROP TABLE metrics;
+        ALTER TABLE metrics_new RENAME TO metrics;
+        CREATE TABLE series_new (
+            test_id INTEGER NOT NULL REFERENCES tests(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            direction TEXT NOT NULL CHECK (direction IN ('read', 'write', 'trim', 'transaction')),
+            t_ms INTEGER NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (test_id, kind, direction, t_ms)
+        ) WITHOUT ROWID;
+        INSERT INTO series_new SELECT * FROM series;
+        DROP TABLE series;
+        ALTER TABLE series_new RENAME TO series;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -155,6 +155,20 @@ class Store:
                 raise
             return test_id
 
+    def next_seq(self, run_id: int) -> int:
+        """The seq of the run's next test (a step on many hosts stores one test per host and their aggregate)."""
+        with translate_errors(self.path):
+            row = self.conn.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
+            return row[0]
+
+    def remove_host_tests(self, run_id: int, plan_index: int, attempt: int) -> None:
+        """A step on many hosts is stored host by host, then its aggregate: one cut off in between is run again whole."""
+        with translate_errors(self.path):
+            self.conn.execute(
+                "DELETE FROM tests WHERE run_id = ? AND plan_index = ? AND attempt = ? AND host IS NOT NULL",
+                (run_id, plan_index, attempt),
+            )
+
     def add_flag(self, test_id: int, flag: str, message: str) -> None:
         with translate_errors(self.path):
             self.conn.execute(
@@ -242,7 +256,8 @@ class Store:
                 raise UserError(f"there is no run {ref} in {self.path}")
             return int(ref)
 
-    def get_run(self, run_id: int) -> RunRecord:
+    def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:
+        """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
         with translate_errors(self.path):
             row = self.conn.execute(f"{_RUN_QUERY} WHERE runs.id = ?", (run_id,)).fetchone()
             if row is None:
@@ -272,6 +287,8 @@ class Store:
                          tuple(flags_by_test.get(t["id"], ())))
             for t in test_rows
         )
+        if "hosts" in json.loads(row["options_json"]) and not per_host:
+            tests = tuple(t for t in tests if t.host is None)
         return RunRecord(
             info=_run_info(row), suite_text=row["suite_text"], tests=tests, env=self.run_values("run_env", run_id),
             outcomes=self.run_values("run_outcomes", run_id),
@@ -279,8 +296,13 @@ class Store:
 
 
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
-_RUN_QUERY = "SELECT runs.*, (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id) AS finished_tests FROM runs"
-_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3}
+# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step.
+_RUN_QUERY = (
+    "SELECT runs.*, (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
+    " OR json_extract(runs.options_json, '$.hosts') IS NULL)) AS finished_tests FROM runs"
+)
+# 'transaction': a pgbench step's transactions (database/pgbench.py), the only direction of such a test.
+_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 4}
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:

@@ -8,11 +8,12 @@ from pathlib import Path
 from disklab.errors import UserError
 from disklab.analysis.saturation import SaturationSettings, parse_latency_ns
 from disklab.analysis.steady import SteadyCriteria
+from disklab.database.settings import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
 from disklab.units import parse_duration
 
-_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate")
+_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
 _VIEW_KEYS = ("rows", "columns", "values")
 _STEADY_KEYS = (
@@ -51,6 +52,13 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
     description = data.get("description", "")
     if not isinstance(description, str):
         raise UserError(f"{where}: description: must be a string")
+    mode = data.get("mode", "fixed")
+    if mode not in MODES:
+        raise UserError(f"{where}: mode: {mode!r} is not one of {', '.join(MODES)}")
+    if "pgbench" in data and mode != "pgbench":
+        raise UserError(f"{where}: pgbench: a [pgbench] table needs mode = \"pgbench\"")
+    if mode == "pgbench":
+        return _pgbench_suite(data, name, description, source, where, text)
     defaults_table = data.get("defaults", {})
     if not isinstance(defaults_table, dict):
         raise UserError(f"{where}: defaults: must be a table of parameters")
@@ -60,9 +68,6 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         raise UserError(f"{where}: needs at least one [[group]] of tests")
     groups = tuple(_group(g, i, where) for i, g in enumerate(groups_data, start=1))
     view = _view(data["view"], where) if "view" in data else None
-    mode = data.get("mode", "fixed")
-    if mode not in MODES:
-        raise UserError(f"{where}: mode: {mode!r} is not one of {', '.join(MODES)}")
     if "steady" in data and mode == "fixed":
         raise UserError(f"{where}: steady: a [steady] table needs mode = \"steady\" or \"write-saturation\"")
     if "saturate" in data and mode != "saturate":
@@ -73,6 +78,34 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
         view=view, mode=mode, rounds=rounds, saturation=saturation,
     )
+
+
+def _pgbench_suite(data: dict, name: str, description: str, source: str, where: str, text: str) -> Suite:
+    """A database suite runs pgbench, not fio: its whole plan is the [pgbench] table."""
+    for key in ("defaults", "group", "view", "steady", "saturate"):
+        if key in data:
+            raise UserError(f"{where}: {key}: a pgbench suite has only a [pgbench] table (fio tests go in a suite "
+                            "of their own)")
+    return Suite(
+        name=name, description=description, source=source, where=where, text=text, defaults=(), groups=(), view=None,
+        mode="pgbench", pgbench=_pgbench(data.get("pgbench", {}), where),
+    )
+
+
+def _pgbench(data, where: str) -> PgbenchSettings:
+    """The [pgbench] table; M3's values are the defaults."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: pgbench: must be a table ({', '.join(PGBENCH_KEYS)})")
+    _reject_unknown(data, tuple(PGBENCH_KEYS), where, "pgbench")
+    if "time" in data and "transactions" in data:
+        raise UserError(f"{where}: pgbench: give transactions (per client) or time (per step), not both")
+    values = {}
+    for key, raw in data.items():
+        try:
+            values[key] = PGBENCH_KEYS[key].convert(raw)
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{where}: pgbench: {key}: {exc}; {PGBENCH_KEYS[key].help}") from exc
+    return pgbench_settings(values)
 
 
 def _saturation(data, where: str) -> SaturationSettings:

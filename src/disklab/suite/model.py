@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass
 
 from disklab.analysis.saturation import SaturationSettings
 from disklab.analysis.steady import SteadyCriteria
+from disklab.database.settings import PgbenchSettings
 from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).
@@ -14,10 +15,11 @@ BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
 # Frame files are written with direct I/O: their size is rounded up to this alignment.
 FRAME_ALIGNMENT = 4096
 # Figures a suite view can show per test (the report layer defines how each is computed and labelled).
-METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed")
+METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed", "tps")
 # How a suite's tests are scheduled: each once (fixed), in rounds until steady or until enough is written, or as a
-# search for peak IOPS followed by latency at fractions of that peak (saturate).
-MODES = ("fixed", "steady", "write-saturation", "saturate")
+# search for peak IOPS followed by latency at fractions of that peak (saturate); pgbench suites run no fio at all but
+# PostgreSQL's pgbench against a private server on the target.
+MODES = ("fixed", "steady", "write-saturation", "saturate", "pgbench")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ class Suite:
     mode: str = "fixed"  # one of MODES
     rounds: "Rounds | None" = None  # the [steady] table of steady and write-saturation suites
     saturation: SaturationSettings | None = None  # the [saturate] table of saturate suites
+    pgbench: PgbenchSettings | None = None  # the [pgbench] table of pgbench suites (which have no groups)
 
 
 @dataclass(frozen=True)

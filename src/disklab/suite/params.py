@@ -21,7 +21,7 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
     return convert
 
 
-def _int_range(low: int, high: int) -> Callable[[Any], int]:
+def int_range(low: int, high: int) -> Callable[[Any], int]:
     def convert(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{value!r} is not a whole number")
@@ -55,7 +55,7 @@ def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return optional
 
 
-def _bool(value: Any) -> bool:
+def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{value!r} is not true or false")
     return value
@@ -136,27 +136,27 @@ PARAMS: dict[str, Param] = {
     for p in (
         Param("pattern", _choice(*PATTERNS), "random", "access pattern: sequential or random"),
         Param("direction", _choice(*DIRECTIONS), "read", "read, write, or mixed (with rwmixread)"),
-        Param("rwmixread", _int_range(0, 100), 50, "read share in percent of a mixed test"),
+        Param("rwmixread", int_range(0, 100), 50, "read share in percent of a mixed test"),
         Param("bs", _positive_size, 4096, "block size, e.g. 4k, 1M"),
         Param("bssplit", _optional(_bssplit), None, "block-size split in fio's syntax, e.g. 4k/20:64k/50:256k/20:2m/10"),
-        Param("iodepth", _int_range(1, 65536), 1, "queue depth per job"),
-        Param("jobs", _int_range(1, 4096), 1, "parallel jobs (fio numjobs)"),
+        Param("iodepth", int_range(1, 65536), 1, "queue depth per job"),
+        Param("jobs", int_range(1, 4096), 1, "parallel jobs (fio numjobs)"),
         Param("region", _region, "whole", "part of the target: whole, first:10%, first:5GB, last:5GB"),
         Param("size", _size_or_all, 1024**3, "data-set size: test file size or device extent ('all': the whole device)"),
-        Param("nrfiles", _int_range(1, 10**7), 1, "number of files of a file-set test (directory targets)"),
+        Param("nrfiles", int_range(1, 10**7), 1, "number of files of a file-set test (directory targets)"),
         Param("filesize", _optional(_positive_size), None, "size of each file of a file-set test"),
         Param("runtime", parse_duration, 5.0, "measured time per test (the cap, when time_based is false), e.g. 5s"),
-        Param("time_based", _bool, True, "run for the whole runtime (true) or once over the data set (false)"),
+        Param("time_based", boolean, True, "run for the whole runtime (true) or once over the data set (false)"),
         Param("ramp", parse_duration, 0.0, "warm-up time before measuring, e.g. 1s"),
         Param("pause", parse_duration, 0.0, "idle time before the test, so the device can settle, e.g. 30s"),
         Param("rate", _optional(_positive_size), None, "bandwidth limit per job in bytes/s, e.g. 100M"),
-        Param("rate_iops", _optional(_int_range(1, 10**9)), None, "IOPS limit per job"),
+        Param("rate_iops", _optional(int_range(1, 10**9)), None, "IOPS limit per job"),
         Param("sync", _choice(*SYNC_MODES), "none", "flush after every write: fsync, fdatasync, or dsync (O_DSYNC)"),
         Param("log_interval", _optional(_log_interval), None, "log IOPS, bandwidth and latency every interval, e.g. 1s"),
         Param("frame_size", _optional(_frame_size), None, "video frame in pixels, e.g. 5120x2700: one file per frame"),
         Param("bit_depth", _bit_depth, 10, "bits per colour channel of a video frame (RGB)"),
-        Param("fps", _int_range(1, 1000), 24, "video frame rate: frames per second each frame test must hold"),
-        Param("direct", _bool, True, "bypass the page cache (O_DIRECT)"),
+        Param("fps", int_range(1, 1000), 24, "video frame rate: frames per second each frame test must hold"),
+        Param("direct", boolean, True, "bypass the page cache (O_DIRECT)"),
         Param("engine", _engine, "auto", "fio ioengine; auto picks io_uring, else libaio"),
     )
 }

@@ -14,7 +14,9 @@ from disklab.units import format_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.
 FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
-_TEST_FILE = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(testfile|files)$")
+# What disklab makes in a target directory, named by host and process so that a killed run's leftovers are known:
+# the test file, a file-set folder, a private PostgreSQL cluster (database/postgres.py).
+_DISKLAB_ENTRY = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(?P<kind>testfile|files|pgcluster)$")
 # When the file system's device cannot be found (tmpfs, network file systems), assume the common sector size.
 DEFAULT_LOGICAL_BLOCK_SIZE = 512
 
@@ -50,7 +52,7 @@ def resolve_target(path: str) -> Target:
         raise UserError(f"target {path} does not exist")
     mode = resolved.stat().st_mode
     if stat.S_ISDIR(mode):
-        test_file = resolved / f"disklab-{host_identity().hostname}-{os.getpid()}.testfile"
+        test_file = disklab_entry(resolved, "testfile")
         return Target("directory", str(resolved), str(test_file), True, None, None)
     if stat.S_ISBLK(mode):
         device = probe_block_device(str(resolved))
@@ -119,17 +121,30 @@ def keep_test_file(target: Target, run_id: int) -> list[str]:
     return kept
 
 
+def disklab_entry(folder: Path, kind: str) -> Path:
+    """The name this process gives what it makes in `folder` (a kind of _DISKLAB_ENTRY)."""
+    return folder / f"disklab-{host_identity().hostname}-{os.getpid()}.{kind}"
+
+
+def stale_entries(folder: str, kinds: tuple[str, ...]) -> list[Path]:
+    """What killed disklab processes of this host left in `folder`."""
+    host = host_identity().hostname
+    stale = []
+    for entry in sorted(Path(folder).iterdir()):
+        match = _DISKLAB_ENTRY.match(entry.name)
+        if match and match["kind"] in kinds and match["host"] == host and not process_alive(int(match["pid"])):
+            stale.append(entry)
+    return stale
+
+
 def remove_stale_test_files(folder: str) -> list[str]:
     """Test files left by killed disklab processes of this host."""
     removed = []
-    host = host_identity().hostname
-    for entry in Path(folder).iterdir():
-        match = _TEST_FILE.match(entry.name)
-        if match and match["host"] == host and not process_alive(int(match["pid"])):
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-            removed.append(str(entry))
+    for entry in stale_entries(folder, ("testfile", "files")):
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(str(entry))
     return removed
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.metrics import REGISTRY
-from disklab.report.rows import planned_tests
+from disklab.report.rows import is_pgbench_test, planned_tests
 from disklab.report.table import run_label
 from disklab.report.views import axis_label
 from disklab.store.repository import RunRecord, StoredTest
@@ -61,7 +61,8 @@ class Planned:
 
 def planned(record: RunRecord) -> list[Planned]:
     label = run_label(record.info)
-    return [Planned(label, tests[0].label, tests[0].params, tuple(tests)) for tests in planned_tests(record).values()]
+    return [Planned(label, tests[0].label, tests[0].params, tuple(tests)) for tests in planned_tests(record).values()
+            if not is_pgbench_test(tests[0])]  # pgbench steps are no fio workload; their sweep is a table
 
 
 def describe(params: dict, *leave_out: str) -> str:

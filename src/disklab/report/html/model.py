@@ -12,8 +12,10 @@ from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown
 from disklab.report.environment import flag_lines
 from disklab.report.html.charts import ChartSpec, select_charts
-from disklab.report.rows import repeated, result_rows, summary_rows
-from disklab.report.table import SPREAD_NOTE, format_spread, format_us, run_label, spread_warning
+from disklab.report.rows import is_pgbench_run, repeated, result_rows, summary_rows, sweep_rows
+from disklab.report.table import (
+    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_label, spread_warning, sweep_cells,
+)
 from disklab.report.views import axis_label, build_view, cell_text
 from disklab.store.repository import RunRecord
 
@@ -106,7 +108,10 @@ def _section(record: RunRecord) -> RunSection:
                   for label, cells in zip(view.rows, view.cells)),
             view.notes,
         ))
-    tables.append(_summary_table(record) if repeated(record) else _results_table(record))
+    if is_pgbench_run(record):
+        tables.append(_sweep_table(record))
+    else:
+        tables.append(_summary_table(record) if repeated(record) else _results_table(record))
     notes = [*flag_lines(record)]
     notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
     if info.error:
@@ -127,6 +132,12 @@ def _results_table(record: RunRecord) -> TableModel:
     headings = ("Test", "Dir", "MB/s", "IOPS", "Mean lat µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs")
     notes = ("MB/s = 10^6 bytes/s · latency: mean of total latency, percentiles of completion latency",)
     return TableModel(f"{run_label(record.info)} · every test", headings, rows, notes)
+
+
+def _sweep_table(record: RunRecord) -> TableModel:
+    """A pgbench run's client sweep, as `show` prints it."""
+    rows = tuple(tuple(sweep_cells(row)) for row in sweep_rows(record))
+    return TableModel(f"{run_label(record.info)} · client sweep", SWEEP_HEADINGS, rows, (SWEEP_NOTE,))
 
 
 def _summary_table(record: RunRecord) -> TableModel:

@@ -1,0 +1,180 @@
+"""The drive catalogue: drive types as TOML files, shipped ones (drives/) and the user's own.
+
+Every figure is a spec-sheet value or a value typical for the class, and each file says which in its
+[source] table. User files live in $DISKLAB_HOME/drives/ (or ~/.local/share/disklab/drives/) or are named
+with --drives; `disklab capacity calibrate` writes measured drives there.
+"""
+
+import tomllib
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+
+from disklab.errors import UserError
+from disklab.store.db import default_store_path
+from disklab.units import parse_size
+
+KINDS = ("hdd", "ssd", "measured")  # measured: fitted by calibrate, modelled like an SSD
+# Usable payload rate of each drive interface, bytes/s: 8b/10b (SATA) or 128b/130b (SAS-4, PCIe) coding and
+# protocol overhead taken off the line rate.
+INTERFACE_BYTES_PER_S = {
+    "sata-6g": 550e6,
+    "sas-12g": 1100e6,
+    "sas-24g": 2200e6,
+    "nvme-pcie3-x4": 3500e6,
+    "nvme-pcie4-x4": 7000e6,
+    "nvme-pcie5-x4": 14000e6,
+}
+SMALL_BLOCK = 4096  # the block size of spec sheets' random IOPS ratings
+
+
+@dataclass(frozen=True)
+class Drive:
+    """One drive type. Rates are bytes/s, times seconds; None: the class has no such figure (an HDD's IOPS)."""
+
+    name: str
+    description: str
+    kind: str
+    interface: str
+    capacity_bytes: int
+    seq_read_bytes_per_s: float
+    seq_write_bytes_per_s: float
+    power_idle_w: float
+    power_active_w: float
+    price_eur: float
+    sources: tuple[tuple[str, str], ...]  # (topic, where its figures come from)
+    rpm: int | None = None
+    seek_read_s: float | None = None
+    seek_write_s: float | None = None
+    seek_track_s: float | None = None  # single-track seek: what a seek costs when the data is close together
+    rand_read_iops: float | None = None
+    rand_write_iops: float | None = None
+    # Steady-state random-write rate; flash: rand_write_iops x 4 KiB unless measured (calibrate).
+    rand_write_bytes_per_s: float | None = None
+    latency_read_s: float | None = None
+    latency_write_s: float | None = None
+    endurance_tbw: float | None = None
+    dwpd: float | None = None
+    origin: str = "catalogue"  # the file it came from
+
+    @property
+    def interface_bytes_per_s(self) -> float:
+        return INTERFACE_BYTES_PER_S[self.interface]
+
+
+def shipped_drive_files() -> list[Path]:
+    folder = resources.files("disklab.capacity") / "drives"
+    return sorted(Path(str(entry)) for entry in folder.iterdir() if entry.name.endswith(".toml"))
+
+
+def user_drive_folder() -> Path:
+    """Beside the default results store: $DISKLAB_HOME/drives, else in the XDG data folder."""
+    return default_store_path().parent / "drives"
+
+
+def load_catalogue(extra_files: tuple[Path, ...] = ()) -> dict[str, Drive]:
+    """Shipped drives, then the user's folder, then --drives files; a later file of the same name wins."""
+    folder = user_drive_folder()
+    user_files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
+    drives: dict[str, Drive] = {}
+    for path in [*shipped_drive_files(), *user_files, *extra_files]:
+        drive = load_drive(path)
+        drives[drive.name] = drive
+    return drives
+
+
+def find_drive(catalogue: dict[str, Drive], name: str) -> Drive:
+    try:
+        return catalogue[name]
+    except KeyError:
+        raise UserError(f"unknown drive {name!r}; known drives: {', '.join(sorted(catalogue))} "
+                        "(see 'disklab capacity drives')") from None
+
+
+_REQUIRED = ("name", "description", "kind", "interface", "capacity", "seq_read_mbps", "seq_write_mbps",
+             "power_idle_w", "power_active_w", "price_eur")
+_OPTIONAL_NUMBERS = {  # file key -> (field, factor into the field's unit)
+    "rpm": ("rpm", 1), "seek_read_ms": ("seek_read_s", 1e-3), "seek_write_ms": ("seek_write_s", 1e-3),
+    "seek_track_ms": ("seek_track_s", 1e-3),
+    "rand_read_iops": ("rand_read_iops", 1), "rand_write_iops": ("rand_write_iops", 1),
+    "rand_write_mbps": ("rand_write_bytes_per_s", 1e6),
+    "latency_read_us": ("latency_read_s", 1e-6), "latency_write_us": ("latency_write_s", 1e-6),
+    "endurance_tbw": ("endurance_tbw", 1), "dwpd": ("dwpd", 1),
+}
+
+
+def load_drive(path: Path) -> Drive:
+    """One drive file, checked: every problem is one line naming the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise UserError(f"cannot read drive file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"drive file {path} is not valid TOML: {exc}") from exc
+    return drive_from_dict(data, str(path))
+
+
+def drive_from_dict(data: dict, origin: str) -> Drive:
+    def fail(message: str):
+        raise UserError(f"drive file {origin}: {message}")
+
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        fail(f"missing {', '.join(missing)}")
+    known = set(_REQUIRED) | set(_OPTIONAL_NUMBERS) | {"source"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        fail(f"unknown key {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if data["kind"] not in KINDS:
+        fail(f"kind must be one of {', '.join(KINDS)}, not {data['kind']!r}")
+    if data["interface"] not in INTERFACE_BYTES_PER_S:
+        fail(f"interface must be one of {', '.join(INTERFACE_BYTES_PER_S)}, not {data['interface']!r}")
+    numbers = {}
+    for key in ("seq_read_mbps", "seq_write_mbps", "power_idle_w", "power_active_w", "price_eur", *_OPTIONAL_NUMBERS):
+        if key in data:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                fail(f"{key} must be a number of at least 0, not {value!r}")
+            numbers[key] = value
+    try:
+        capacity = parse_size(data["capacity"])
+    except ValueError as exc:
+        fail(f"capacity: {exc}")
+    if data["kind"] == "hdd" and not all(k in data for k in ("rpm", "seek_read_ms", "seek_write_ms", "seek_track_ms")):
+        fail("an hdd needs rpm, seek_read_ms, seek_write_ms and seek_track_ms")
+    if data["kind"] != "hdd" and not all(k in data for k in ("rand_read_iops", "rand_write_iops")):
+        fail(f"an {data['kind']} drive needs rand_read_iops and rand_write_iops")
+    source = data.get("source", {})
+    if not isinstance(source, dict) or not source:
+        fail("needs a [source] table saying where its figures come from")
+    optional = {field: numbers[key] * factor for key, (field, factor) in _OPTIONAL_NUMBERS.items() if key in numbers}
+    return Drive(
+        name=str(data["name"]), description=str(data["description"]), kind=data["kind"],
+        interface=data["interface"], capacity_bytes=capacity,
+        seq_read_bytes_per_s=numbers["seq_read_mbps"] * 1e6, seq_write_bytes_per_s=numbers["seq_write_mbps"] * 1e6,
+        power_idle_w=numbers["power_idle_w"], power_active_w=numbers["power_active_w"], price_eur=numbers["price_eur"],
+        sources=tuple((str(k), str(v)) for k, v in source.items()), origin=origin, **optional,
+    )
+
+
+def drive_to_toml(drive: Drive) -> str:
+    """A drive as a file load_drive reads back into the same Drive (but its origin)."""
+    lines = [f"name = {_quoted(drive.name)}", f"description = {_quoted(drive.description)}",
+             f"kind = {_quoted(drive.kind)}", f"interface = {_quoted(drive.interface)}",
+             f"capacity = {_quoted(str(drive.capacity_bytes))}",
+             f"seq_read_mbps = {drive.seq_read_bytes_per_s / 1e6:g}",
+             f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}",
+             f"power_idle_w = {drive.power_idle_w:g}", f"power_active_w = {drive.power_active_w:g}",
+             f"price_eur = {drive.price_eur:g}"]
+    by_field = {field: (key, factor) for key, (field, factor) in _OPTIONAL_NUMBERS.items()}
+    for f in fields(Drive):
+        value = getattr(drive, f.name)
+        if f.name in by_field and value is not None:
+            key, factor = by_field[f.name]
+            lines.append(f"{key} = {value / factor:.6g}")
+    lines += ["", "[source]"] + [f"{topic} = {_quoted(text)}" for topic, text in drive.sources]
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,44 @@
+"""An ArrayPlan as the HTML report's model: the same page, tables and charts as stored runs get."""
+
+from disklab.capacity.model import MODEL_NOTE
+from disklab.capacity.planning import ArrayPlan
+from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
+from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe
+from disklab.report.html.model import ReportModel, TableModel
+from disklab.report.views import axis_label
+
+_METRICS = (("iops", "IOPS", lambda p: p.iops), ("mb-per-s", "MB/s", lambda p: p.bw_bytes_per_s / 1e6))
+
+
+def plan_report(plan: ArrayPlan, generated_at: str) -> ReportModel:
+    names = labels(plan)
+    facts = TableModel(f"planned arrays · {MODEL_NOTE}", ("", *names),
+                       tuple((what, *texts) for what, texts in fact_rows(plan)))
+    performance = TableModel(f"predicted performance · {MODEL_NOTE}", tuple(performance_headings(plan)),
+                             tuple(tuple(row) for row in performance_rows(plan)), tuple(notes(plan)))
+    return ReportModel(title=f"disklab capacity · {' vs '.join(names)} · {MODEL_NOTE}", generated_at=generated_at,
+                       tested=facts, comparison=performance, charts=blocksize_charts(plan), runs=())
+
+
+def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
+    """IOPS and MB/s over block size (log2 axis), one line per array, for each workload that sweeps bs."""
+    sweeps: dict[tuple, list[int]] = {}
+    for i, test in enumerate(plan.tests):
+        if not test.bssplit:
+            key = (test.pattern, test.direction, test.rwmixread, test.iodepth, test.jobs)
+            sweeps.setdefault(key, []).append(i)
+    charts = []
+    for n, indexes in enumerate((ix for ix in sweeps.values() if len(ix) >= SWEEP_MIN_POINTS), start=1):
+        sizes = [plan.tests[i].bs for i in indexes]
+        workload = describe(plan.tests[indexes[0]].params(), "bs")
+        for slug, unit, value in _METRICS:
+            series = tuple(SeriesSpec(a.layout.spec, tuple((float(plan.tests[i].bs), value(a.predictions[i]))
+                                                           for i in indexes)) for a in plan.arrays)
+            charts.append(ChartSpec(
+                id=f"capacity-{slug}-{n}", kind="line", title=f"Predicted {unit} over block size · {workload}",
+                caption=f"{MODEL_NOTE} · one line per array · read + write"
+                + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else ""),
+                x_label="block size (log2 scale)", y_label=unit, series=series,
+                x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True,
+            ))
+    return tuple(charts)

@@ -1,0 +1,223 @@
+"""An ArrayPlan as a Rich table, Markdown, CSV or JSON; every format says it is a model, not a measurement."""
+
+import csv
+import io
+import json
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from disklab.capacity.catalogue import Drive
+from disklab.capacity.cost import HOURS_PER_YEAR
+from disklab.capacity.model import MODEL_NOTE
+from disklab.capacity.planning import ArrayPlan, PlannedArray
+from disklab.report.compare import crossover_text
+from disklab.units import format_size
+
+# Bump when the JSON export changes shape. 1: first version.
+JSON_FORMAT_VERSION = 1
+FORMATS = ("table", "markdown", "csv", "json")
+CURRENCY = "EUR"  # the catalogue's prices
+
+
+def labels(plan: ArrayPlan) -> list[str]:
+    return [a.layout.spec for a in plan.arrays]
+
+
+def _tb(n_bytes: float) -> str:
+    """3.84 TB, 9.6 TB, 12 TB: decimal terabytes as drive makers write them."""
+    return f"{n_bytes / 1e12:,.2f}".rstrip("0").rstrip(".") + " TB"
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f} {CURRENCY}"
+
+
+def fact_rows(plan: ArrayPlan) -> list[tuple[str, list[str]]]:
+    """(what, one text per array): the layout, capacity, power and money."""
+    years = plan.money.years
+
+    def each(text) -> list[str]:
+        return [text(a) for a in plan.arrays]
+
+    def tolerated(a: PlannedArray) -> str:
+        low, high = a.layout.failures_tolerated, a.layout.failures_tolerated_at_best
+        return str(low) if low == high else f"{low} (up to {high}, each in another mirror or group)"
+
+    def stripe(a: PlannedArray) -> str:
+        return format_size(a.layout.stripe_width_bytes) if a.layout.level.parity else "-"
+
+    return [
+        ("level", each(lambda a: a.layout.level.name + (f" in {a.layout.groups} groups" if a.layout.groups > 1 else "")
+                       + f": {a.layout.level.description}")),
+        ("net capacity", each(lambda a: _tb(a.layout.net_capacity_bytes))),
+        ("raw capacity", each(lambda a: _tb(a.layout.raw_capacity_bytes))),
+        ("drives that may fail", each(tolerated)),
+        ("write penalty (small writes)", each(lambda a: str(a.layout.write_penalty))),
+        ("full stripe (no read-modify-write)", each(stripe)),
+        ("power under load", each(lambda a: f"{a.costs.power_w:,.0f} W ({a.costs.power_source})")),
+        ("energy a year", each(lambda a: f"{a.costs.energy_kwh_per_year:,.0f} kWh")),
+        ("operating cost a year", each(lambda a: _money(a.costs.operating_per_year))),
+        ("purchase", each(lambda a: _money(a.costs.purchase))),
+        ("purchase per net TB", each(lambda a: _money(a.costs.per_tb))),
+        ("purchase per 1,000 IOPS", each(lambda a: _money(a.costs.per_1000_iops))),
+        (f"total over {years} years", each(lambda a: _money(a.costs.total))),
+    ]
+
+
+def performance_headings(plan: ArrayPlan) -> list[str]:
+    texts = ["Workload"]
+    for label in labels(plan):
+        texts += [f"{label} IOPS", "MB/s", "limit"]
+    return texts
+
+
+def performance_rows(plan: ArrayPlan) -> list[list[str]]:
+    rows = []
+    for i, test in enumerate(plan.tests):
+        texts = [test.label]
+        for a in plan.arrays:
+            p = a.predictions[i]
+            texts += [f"{p.iops:,.0f}", f"{p.bw_bytes_per_s / 1e6:,.0f}", p.limit]
+        rows.append(texts)
+    return rows
+
+
+def notes(plan: ArrayPlan) -> list[str]:
+    names = labels(plan)
+    money = plan.money
+    lines = [(
+        f"{MODEL_NOTE}: per drive, an I/O costs access time + size / transfer rate (catalogue figures); the layout "
+        "multiplies writes (mirror copies, parity read-modify-write, full-stripe writes from the stripe width on); "
+        "links and the workload's I/Os in flight cap the result; 'limit' names what decides. MB/s = 10^6 bytes/s"
+    )]
+    data_sets = sorted({t.size for t in plan.tests if t.size})
+    if data_sets:
+        lines.append(f"data set: {', '.join(format_size(s) for s in data_sets)} (the workload's size; HDD seeks "
+                     "shorten over a data set smaller than the array; a suite with its own `size` plans yours)")
+    lines += [crossover_text(x, names) for x in plan.crossovers]
+    for a in plan.arrays:
+        link = a.ceilings.controller_bytes_per_s
+        host = a.ceilings.host_bytes_per_s
+        lines.append(
+            f"{a.layout.spec}: strip {format_size(a.layout.strip_bytes)}, controller link "
+            + (f"{link / 1e6:,.0f} MB/s" if link else "none") + ", host link "
+            + (f"{host / 1e6:,.0f} MB/s" if host else "none")
+        )
+    lines.append(
+        f"energy = power x {HOURS_PER_YEAR:,} h; operating cost = energy x {money.price_per_kwh:g} {CURRENCY}/kWh x "
+        f"PUE {money.pue:g}; total = purchase + {money.years} years of operation; cost per 1,000 IOPS at "
+        f"{plan.tests[plan.headline].label}; catalogue power is the drives' active power, enclosures not included"
+    )
+    return lines
+
+
+def renderables(plan: ArrayPlan) -> list[RenderableType]:
+    title = f"{' vs '.join(labels(plan))} · {MODEL_NOTE}"
+    facts = Table(title=title, title_justify="left")
+    facts.add_column("", no_wrap=True)
+    for label in labels(plan):
+        facts.add_column(label, justify="right")
+    for what, texts in fact_rows(plan):
+        facts.add_row(what, *texts)
+    performance = Table(title=f"predicted performance · {MODEL_NOTE}", title_justify="left")
+    for i, heading in enumerate(performance_headings(plan)):
+        performance.add_column(heading, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for texts in performance_rows(plan):
+        performance.add_row(*texts)
+    return [facts, performance] + [Text(line) for line in notes(plan)]
+
+
+def to_markdown(plan: ArrayPlan) -> str:
+    names = labels(plan)
+    lines = [f"**{' vs '.join(names)} · {MODEL_NOTE}**", "", "| | " + " | ".join(names) + " |",
+             "|---|" + "---:|" * len(names)]
+    lines += [f"| {what} | " + " | ".join(texts) + " |" for what, texts in fact_rows(plan)]
+    headings = performance_headings(plan)
+    lines += ["", f"**predicted performance · {MODEL_NOTE}**", "", "| " + " | ".join(headings) + " |",
+              "|---|" + "---:|" * (len(headings) - 1)]
+    lines += ["| " + " | ".join(texts) + " |" for texts in performance_rows(plan)]
+    return "\n".join(lines + [""] + [f"- {line}" for line in notes(plan)]) + "\n"
+
+
+def to_csv(plan: ArrayPlan) -> str:
+    """Predictions in raw units, one line per workload and array; a blank line; the facts per array."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "note"])
+    for i, test in enumerate(plan.tests):
+        for a in plan.arrays:
+            p = a.predictions[i]
+            writer.writerow([test.label, a.layout.spec, p.iops, p.bw_bytes_per_s, p.limit, MODEL_NOTE])
+    out.write("\n")
+    writer.writerow(["array", "net_capacity_bytes", "failures_tolerated", "power_w", "energy_kwh_per_year",
+                     "operating_per_year", "purchase", "per_tb", "per_1000_iops", "total", "years", "currency"])
+    for a in plan.arrays:
+        c = a.costs
+        writer.writerow([a.layout.spec, a.layout.net_capacity_bytes, a.layout.failures_tolerated, c.power_w,
+                         c.energy_kwh_per_year, c.operating_per_year, c.purchase, c.per_tb,
+                         "" if c.per_1000_iops is None else c.per_1000_iops, c.total, c.years, CURRENCY])
+    return out.getvalue()
+
+
+def to_json(plan: ArrayPlan) -> str:
+    names = labels(plan)
+    document = {
+        "format": "disklab-capacity",
+        "format_version": JSON_FORMAT_VERSION,
+        "note": MODEL_NOTE,
+        "currency": CURRENCY,
+        "money": {"price_per_kwh": plan.money.price_per_kwh, "pue": plan.money.pue, "years": plan.money.years},
+        "workloads": [{"label": t.label, "params": t.params()} for t in plan.tests],
+        "arrays": [
+            {
+                "spec": a.layout.spec, "drives": a.layout.count, "drive": a.layout.drive.name,
+                "level": a.layout.level.name, "groups": a.layout.groups, "strip_bytes": a.layout.strip_bytes,
+                "net_capacity_bytes": a.layout.net_capacity_bytes, "raw_capacity_bytes": a.layout.raw_capacity_bytes,
+                "failures_tolerated": a.layout.failures_tolerated,
+                "failures_tolerated_at_best": a.layout.failures_tolerated_at_best,
+                "write_penalty": a.layout.write_penalty,
+                "ceilings": {"controller_bytes_per_s": a.ceilings.controller_bytes_per_s,
+                             "host_bytes_per_s": a.ceilings.host_bytes_per_s},
+                "costs": {"power_w": a.costs.power_w, "power_source": a.costs.power_source,
+                          "energy_kwh_per_year": a.costs.energy_kwh_per_year,
+                          "operating_per_year": a.costs.operating_per_year, "purchase": a.costs.purchase,
+                          "per_tb": a.costs.per_tb, "per_1000_iops": a.costs.per_1000_iops,
+                          "total": a.costs.total, "years": a.costs.years},
+                "predictions": [{"workload": p.workload, "iops": p.iops, "bw_bytes_per_s": p.bw_bytes_per_s,
+                                 "limit": p.limit, "idle_latency_s": p.idle_latency_s} for p in a.predictions],
+            }
+            for a in plan.arrays
+        ],
+        "crossovers": [
+            {"parameter": x.parameter, "value": x.value, "below": x.below, "leader": names[x.leader],
+             "previous_leader": names[x.previous_leader], "text": crossover_text(x, names)}
+            for x in plan.crossovers
+        ],
+        "notes": notes(plan),
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+EXPORTERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
+
+
+def drive_rows(drives: list[Drive]) -> list[list[str]]:
+    """The catalogue as `capacity drives` lists it."""
+    rows = []
+    for d in drives:
+        if d.kind == "hdd":
+            random = f"{d.rpm:,} rpm, seek {d.seek_read_s * 1e3:g}/{d.seek_write_s * 1e3:g} ms"
+        else:
+            random = f"{d.rand_read_iops:,.0f}/{d.rand_write_iops:,.0f} IOPS"
+        endurance = ", ".join(text for text in (d.endurance_tbw and f"{d.endurance_tbw:,.0f} TBW",
+                                                 d.dwpd and f"{d.dwpd:g} DWPD") if text) or "-"
+        rows.append([d.name, d.kind, d.interface, _tb(d.capacity_bytes),
+                     f"{d.seq_read_bytes_per_s / 1e6:,.0f}/{d.seq_write_bytes_per_s / 1e6:,.0f}", random,
+                     f"{d.power_idle_w:g}/{d.power_active_w:g}", _money(d.price_eur), endurance])
+    return rows
+
+
+DRIVE_HEADINGS = ["Drive", "Kind", "Interface", "Capacity", "Seq MB/s r/w", "Random r/w", "W idle/active",
+                  "Price", "Endurance"]

@@ -1,0 +1,198 @@
+"""`disklab capacity`: plan arrays before buying: the drive catalogue, layouts, predictions, power and money."""
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from disklab.capacity.calibrate import DriveFacts, fit_drive
+from disklab.capacity.catalogue import (
+    INTERFACE_BYTES_PER_S, drive_to_toml, find_drive, load_catalogue, user_drive_folder,
+)
+from disklab.capacity.cost import DEFAULT_PRICE_PER_KWH, DEFAULT_PUE, DEFAULT_YEARS, Money
+from disklab.capacity.html import plan_report
+from disklab.capacity.layout import DEFAULT_STRIP_BYTES, parse_layout
+from disklab.capacity.model import MODEL_NOTE, SAS3_WIDE_PORT_BYTES_PER_S
+from disklab.capacity.planning import DEFAULT_WORKLOADS, plan_arrays, workload_tests
+from disklab.capacity.render import DRIVE_HEADINGS, EXPORTERS, FORMATS, drive_rows, renderables
+from disklab.cli.common import open_store, stdout_console, write_output
+from disklab.cli.options import converter
+from disklab.errors import UserError
+from disklab.report.html.render import render_html
+from disklab.store.db import now_iso
+from disklab.units import format_size, parse_size
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(f"{text} is not above 0")
+    return value
+
+
+def _strip(text: str) -> int:
+    size = parse_size(text)
+    if size < 512:
+        raise ValueError(f"{text!r} is smaller than a sector (512 bytes)")
+    return size
+
+
+def _mbps(text: str) -> float:
+    """MB/s (10^6 bytes/s) as bytes/s."""
+    return _positive(text) * 1e6
+
+
+drives_option = click.option(
+    "--drives", "drive_files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A drive file (TOML) beside the catalogue and $DISKLAB_HOME/drives/; may be given more than once.")
+
+
+def _plan_options(command):
+    options = (
+        click.option("--workload", "-w", "workloads", multiple=True, metavar="SUITE",
+                     help=f"Suite (name or file) whose random tests are predicted; more than once for several "
+                          f"(default: {' and '.join(DEFAULT_WORKLOADS)}, study M2's sweep and mixed block sizes). "
+                          "Costs per 1,000 IOPS use the last test."),
+        click.option("--strip", callback=converter(_strip), default=format_size(DEFAULT_STRIP_BYTES),
+                     show_default=True, help="Strip per drive (hardware RAID strip size, ZFS record share)."),
+        click.option("--controller-mbps", callback=converter(_mbps), metavar="MB/s",
+                     help=f"The controller's link to the drives (default: SAS/SATA drives "
+                          f"{SAS3_WIDE_PORT_BYTES_PER_S / 1e6:,.0f}, one SAS3 12G x4 wide port; NVMe none)."),
+        click.option("--host-mbps", callback=converter(_mbps), metavar="MB/s",
+                     help="The host's link to the array, e.g. 3125 for 25 GbE (default: none)."),
+        click.option("--watts", callback=converter(lambda v: tuple(_positive(x) for x in v)), multiple=True,
+                     metavar="W", help="Measured or quoted power of each array in order (default: the drives' "
+                                       "active power from the catalogue)."),
+        click.option("--price-kwh", callback=converter(_positive), default=DEFAULT_PRICE_PER_KWH, show_default=True,
+                     help="Electricity price per kWh (EUR)."),
+        click.option("--pue", callback=converter(_positive), default=DEFAULT_PUE, show_default=True,
+                     help="Power usage effectiveness of the data centre."),
+        click.option("--years", type=click.IntRange(1, 50), default=DEFAULT_YEARS, show_default=True,
+                     help="Years of operation in the total cost."),
+        click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table",
+                     show_default=True),
+        click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default)."),
+        click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Also write the plan as an HTML report with charts over block size."),
+        drives_option,
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@click.group()
+def capacity():
+    """Plan arrays before buying: capacity, predicted performance, power and cost (a model, not a measurement)."""
+
+
+@capacity.command()
+@click.argument("name", required=False)
+@drives_option
+def drives(name, drive_files):
+    """The drive catalogue; with NAME, every figure of that drive and where it comes from."""
+    catalogue = load_catalogue(drive_files)
+    console = stdout_console()
+    if name:
+        drive = find_drive(catalogue, name)
+        for heading, text in zip(DRIVE_HEADINGS, drive_rows([drive])[0]):
+            console.print(f"{heading}: {text}")
+        console.print(f"Description: {drive.description}")
+        for topic, source in drive.sources:
+            console.print(f"Source of {topic}: {source}")
+        console.print(f"File: {drive.origin}")
+        return
+    table = Table(title="drive catalogue · MB/s = 10^6 bytes/s · TB = 10^12 bytes", title_justify="left")
+    for heading in DRIVE_HEADINGS:
+        table.add_column(heading)
+    for row in drive_rows(sorted(catalogue.values(), key=lambda d: d.name)):
+        table.add_row(*row)
+    console.print(table)
+    console.print("figures: spec sheets or typical for the class; 'disklab capacity drives NAME' names the source")
+
+
+@capacity.command(short_help="One array: capacity, failures it survives, predictions, power and cost.")
+@click.argument("spec", metavar="LAYOUT")
+@_plan_options
+def show(spec, **options):
+    """One array, e.g. "8 x sata-ssd-1.6t raid6": capacity, drives that may fail, predicted IOPS and MB/s per
+    workload, power and cost."""
+    _plan_and_write([spec], **options)
+
+
+@capacity.command(name="compare", short_help="Arrays side by side, with the crossover block size.")
+@click.argument("specs", metavar="LAYOUT...", nargs=-1, required=True)
+@_plan_options
+def compare_layouts(specs, **options):
+    """Arrays side by side, e.g. "24 x sas-hdd-10k-2.4t raid10" "8 x sata-ssd-1.6t raid6": per workload the
+    IOPS and MB/s of each, the crossover block size, capacity, power and cost."""
+    if len(specs) < 2:
+        raise UserError('compare needs at least two layouts, e.g. '
+                        '\'disklab capacity compare "24 x sas-hdd-10k-2.4t raid10" "8 x sata-ssd-1.6t raid6"\'')
+    _plan_and_write(list(specs), **options)
+
+
+def _plan_and_write(specs, workloads, strip, controller_mbps, host_mbps, watts, price_kwh, pue, years,
+                    output_format, output, html_path, drive_files):
+    catalogue = load_catalogue(drive_files)
+    layouts = [parse_layout(spec, catalogue, strip) for spec in specs]
+    powers = list(watts)
+    if len(powers) > len(layouts):
+        raise UserError(f"--watts given {len(powers)} times for {len(layouts)} layouts")
+    plan = plan_arrays(layouts, workload_tests(workloads or DEFAULT_WORKLOADS), Money(price_kwh, pue, years),
+                       controller_mbps, host_mbps, powers)
+    if output_format == "table":
+        if output not in (None, "-"):
+            raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        for item in renderables(plan):
+            stdout_console().print(item)
+    else:
+        write_output(EXPORTERS[output_format](plan), output)
+    if html_path:
+        try:
+            html_path.write_text(render_html(plan_report(plan, generated_at=now_iso())))
+        except OSError as exc:
+            raise UserError(f"cannot write {html_path}: {exc.strerror}") from exc
+        click.echo(f"written to {html_path}", err=True)
+
+
+@capacity.command(name="calibrate")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--as", "name", required=True, help="Name of the drive model, used in layouts: '12 x NAME raid6'.")
+@click.option("--capacity", "capacity_bytes", required=True, callback=converter(parse_size),
+              help="The drive's capacity, e.g. 3.84TB.")
+@click.option("--interface", type=click.Choice(sorted(INTERFACE_BYTES_PER_S)), required=True,
+              help="The drive's interface (its link caps the drive in arrays).")
+@click.option("--watts-idle", callback=converter(_positive), help="Idle power, W.")
+@click.option("--watts-active", callback=converter(_positive), help="Power under load, W.")
+@click.option("--price", callback=converter(_positive), help="Price (EUR).")
+@click.option("--output", "-o", help="Write the drive file here (default: $DISKLAB_HOME/drives/NAME.toml).")
+@click.pass_context
+def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_active, price, output):
+    """Fit a drive model to stored runs of one drive (block-size and queue-depth sweeps) and save it as a
+    drive file, so that "12 x NAME raid6" plans with measured figures."""
+    if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
+        raise UserError(f"{name!r} is not a drive name: letters, digits, '-', '.' and '_' only")
+    with open_store(ctx) as store:
+        records = [store.get_run(store.resolve_run_id(ref)) for ref in run_refs]
+    facts = DriveFacts(name, capacity_bytes, interface, watts_idle or 0.0, watts_active or 0.0, price or 0.0)
+    result = fit_drive(records, facts)
+    console = stdout_console()
+    for fit in result.fits:
+        console.print(f"{fit.direction}: time per I/O = {fit.access_s * 1e6:,.1f} µs + size / "
+                      f"{fit.bytes_per_s / 1e6:,.0f} MB/s, fitted to {len(fit.points)} block sizes")
+        for size, seconds in fit.points:
+            console.print(f"  {format_size(size):>8}: measured {1 / seconds:,.0f} IOPS, fit "
+                          f"{1 / fit.time_s(size):,.0f} IOPS")
+    for note in result.notes:
+        console.print(f"note: {note}")
+    path = Path(output) if output else user_drive_folder() / f"{name}.toml"
+    try:
+        if not output:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(drive_to_toml(result.drive))
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from exc
+    elsewhere = path.parent.resolve() != user_drive_folder().resolve()
+    console.print(f"drive {name!r} written to {path}; use it as e.g. \"12 x {name} raid6\""
+                  + f" with --drives {path}" * elsewhere + f" · {MODEL_NOTE}")

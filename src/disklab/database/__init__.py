@@ -1,0 +1,1 @@
+"""Database benchmarks on the disk under test: a private PostgreSQL and its pgbench (M3)."""

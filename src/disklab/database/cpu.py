@@ -1,0 +1,43 @@
+"""The whole machine's CPU use over an interval, from /proc/stat: pgbench and the server share the machine, and a
+database benchmark that saturates the CPU measures the CPU, not the disk (M3 asks how loaded the CPU is)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC_STAT = Path("/proc/stat")
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Cumulative clock ticks of all CPUs."""
+
+    user: int  # user + nice
+    system: int  # system + irq + softirq
+    iowait: int
+    total: int
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    usr_percent: float
+    sys_percent: float
+    iowait_percent: float
+
+
+def read_cpu_times(stat_text: str | None = None) -> CpuTimes:
+    """The first line: "cpu  user nice system idle iowait irq softirq steal guest guest_nice"."""
+    text = PROC_STAT.read_text() if stat_text is None else stat_text
+    ticks = [int(v) for v in text.splitlines()[0].split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (ticks + [0] * 8)[:8]
+    # guest time is already counted in user time
+    return CpuTimes(user + nice, system + irq + softirq, iowait, user + nice + system + idle + iowait + irq + softirq + steal)
+
+
+def cpu_use(before: CpuTimes, after: CpuTimes) -> CpuUse:
+    elapsed = after.total - before.total
+    if elapsed <= 0:
+        return CpuUse(0.0, 0.0, 0.0)
+    return CpuUse(
+        100 * (after.user - before.user) / elapsed, 100 * (after.system - before.system) / elapsed,
+        100 * (after.iowait - before.iowait) / elapsed,
+    )

@@ -1,0 +1,76 @@
+"""One figure for a test run on many hosts at once: throughput summed, latency merged from the hosts' histograms.
+
+Averaging the hosts' percentiles would be wrong (a p99 of p99s is no p99); fio's json+ bins are summed and the
+percentiles read from the merged histogram. Mean latencies are weighted by each host's I/O count.
+"""
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+
+
+@dataclass(frozen=True)
+class HostResult:
+    host: str  # as results name it (Host.name)
+    job: JobResult
+
+
+def aggregate_job(label: str, results: tuple[HostResult, ...], bins: Mapping[str, dict[float, int] | None]) -> JobResult:
+    """The hosts' results as one; `bins` holds each direction's merged latency histogram (None: fio gave none)."""
+    names = list(dict.fromkeys(d.direction for r in results for d in r.job.directions))
+    directions = tuple(
+        merge_direction([d for r in results for d in r.job.directions if d.direction == name], bins.get(name))
+        for name in names
+    )
+    return JobResult(
+        name=label, error=0,
+        usr_cpu_percent=sum(r.job.usr_cpu_percent for r in results) / len(results),
+        sys_cpu_percent=sum(r.job.sys_cpu_percent for r in results) / len(results),
+        directions=directions,
+    )
+
+
+def merge_direction(parts: list[DirectionMetrics], bins: dict[float, int] | None) -> DirectionMetrics:
+    total_ios = sum(p.total_ios for p in parts)
+    return DirectionMetrics(
+        direction=parts[0].direction,
+        io_bytes=sum(p.io_bytes for p in parts),
+        total_ios=total_ios,
+        iops=sum(p.iops for p in parts),
+        bw_bytes_per_s=sum(p.bw_bytes_per_s for p in parts),
+        runtime_ms=max(p.runtime_ms for p in parts),
+        lat_mean_ns=_weighted(parts, total_ios, lambda p: p.lat_mean_ns),
+        clat_mean_ns=_weighted(parts, total_ios, lambda p: p.clat_mean_ns),
+        clat_max_ns=max(p.clat_max_ns for p in parts),
+        clat_percentiles_ns=histogram_percentiles(bins) if bins else {},
+    )
+
+
+def histogram_percentiles(bins: dict[float, int]) -> dict[str, float]:
+    """fio's percentiles (keys as disklab stores them) of a latency histogram: the first bin reaching each share."""
+    total = sum(bins.values())
+    ordered = sorted(bins.items())
+    result = {}
+    for theirs, ours in PERCENTILES.items():
+        wanted, seen = float(theirs) / 100 * total, 0
+        for value, count in ordered:
+            seen += count
+            if seen >= wanted:
+                result[ours] = value
+                break
+    return result
+
+
+def slowest_host(results: tuple[HostResult, ...]) -> HostResult:
+    """The host that held the others back: the fewest I/Os per second, then the highest p99."""
+    return min(results, key=lambda r: (
+        sum(d.iops for d in r.job.directions if d.direction != "sync"),
+        -max((d.clat_percentiles_ns.get("p99", 0.0) for d in r.job.directions), default=0.0),
+    ))
+
+
+def _weighted(parts: list[DirectionMetrics], total_ios: int, value) -> float:
+    if total_ios == 0:
+        return sum(value(p) for p in parts) / len(parts)
+    return sum(value(p) * p.total_ios for p in parts) / total_ios
