@@ -176,6 +176,8 @@ def test_sigkill_keeps_finished_tests_and_the_next_run_removes_the_left_file(
     assert_finished_tests_kept(disklab, run["id"], at_least=max(2, stored_before))
     left = left_test_files(bench.target)
     assert [f.name for f in left] == [f"disklab-{socket.gethostname()}-{bench.process.pid}.testfile"]
+    (fio_folder,) = bench.tmpdir.glob("disklab-fio-*")
+    assert fio_folder.name.startswith(f"disklab-fio-{bench.process.pid}-"), "fio's folder names its disklab"
 
     listing = disklab("runs")
     assert listing.returncode == 0, listing.stderr
@@ -189,6 +191,7 @@ def test_sigkill_keeps_finished_tests_and_the_next_run_removes_the_left_file(
     assert again.returncode == 0, again.stderr
     assert f"removed files left by a killed run: {left[0]}" in again.stderr
     assert left_test_files(bench.target) == []
+    assert list(bench.tmpdir.glob("disklab-fio-*")) == [], "the killed run's fio folder was not swept"
     second = disklab.runs()[1]
     assert second["status"] == "complete"
     assert disklab.count_tests(second["id"]) == QUICK_TESTS // 2

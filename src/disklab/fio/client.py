@@ -6,13 +6,12 @@ host's presence in the output is checked here, and a missing one is named with w
 
 import json
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 from disklab.errors import FioError
-from disklab.fio.executor import run_fio_command, summarise_stderr
+from disklab.fio.executor import private_folder, run_fio_command, summarise_stderr
 from disklab.fio.parse import extract_json
 from disklab.hosts.hosts import Host
 from disklab.importer import HEADER_FIELDS, client_entries, entry_document, entry_host
@@ -39,7 +38,7 @@ class ClientExecutor:
 
     def run(self, jobfiles: Mapping[Host, str], on_tick: Callable[[], None] | None = None) -> ClientRun:
         """Each host runs its own job file (its own test file path); all start together."""
-        with tempfile.TemporaryDirectory(prefix="disklab-fio-") as folder:
+        with private_folder() as folder:
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={Path(folder) / 'output'}"]
             for n, (host, jobfile) in enumerate(jobfiles.items()):
                 job_path = Path(folder) / f"host{n}.fio"

@@ -3,20 +3,27 @@
 import ctypes
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from disklab.env.host import process_alive
 from disklab.errors import FioError
 from disklab.fio.jobfile import LOG_PREFIX
 
 # How long fio gets to stop after SIGTERM before it is killed.
 STOP_GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
+# fio's private folders carry the PID of the disklab that made them, so that one killed with SIGKILL is swept later.
+_FOLDER_PREFIX = "disklab-fio-"
+_FOLDER = re.compile(re.escape(_FOLDER_PREFIX) + r"(?P<pid>\d+)-")
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ class SubprocessExecutor:
         self.output_format = output_format
 
     def run(self, jobfile: str, on_tick: Callable[[], None] | None = None) -> FioRun:
-        with tempfile.TemporaryDirectory(prefix="disklab-fio-") as folder:
+        with private_folder() as folder:
             job_path, out_path = Path(folder) / "test.fio", Path(folder) / "output.json"
             job_path.write_text(jobfile)
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
@@ -49,6 +56,18 @@ class SubprocessExecutor:
         if returncode != 0 or not output.strip():
             raise FioError(f"fio failed (exit {returncode}): {summarise_stderr(error_text or output)}")
         return FioRun(output=output, stderr=error_text, returncode=returncode, logs=logs)
+
+
+@contextmanager
+def private_folder() -> Iterator[str]:
+    """A folder of fio's own for one run (job file, output, logs), removed after it; those of dead disklabs too."""
+    parent = Path(tempfile.gettempdir())
+    for entry in parent.glob(f"{_FOLDER_PREFIX}*"):
+        match = _FOLDER.match(entry.name)
+        if match and entry.is_dir() and not process_alive(int(match["pid"])):
+            shutil.rmtree(entry, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-") as folder:
+        yield folder
 
 
 def run_fio_command(command: list[str], folder: str, on_tick: Callable[[], None] | None) -> tuple[int, str]:
