@@ -1,24 +1,37 @@
 """fio JSON produced elsewhere -> a stored run, with fio's own figures and each job's options as disklab params.
 
-Reads fio 3.x `json` and `json+`, with or without fio's notes before the JSON, and client/server output
-("client_stats", one entry per host and job). Everything is validated before the store is touched.
+Reads every layout fio/parse.py reads (fio 2.x and 3.x, json and json+, text around the JSON, status-interval
+reports) and client/server output ("client_stats", one entry per host and job). One fio job is one test: the
+entries of one group's jobs written without group_reporting are combined as group_reporting would. A job fio
+reports an error for is a failed test. Options are read as fio reads them (fio/sizes.py, kb_base included).
+Everything is validated before the store is touched.
 """
 
 import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from disklab import __version__
 from disklab.errors import FioError, UserError
-from disklab.fio.parse import JobResult, extract_json, parse_fio_output
+from disklab.fio.parse import JobResult, job_groups, latency_bins, parse_fio_output, read_fio_document
+from disklab.fio.sizes import is_percent, option_bases, parse_bssplit, parse_fio_size, parse_range, per_direction
+from disklab.hosts.aggregate import combine_jobs
 from disklab.hosts.hosts import host_name
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import TestSpec
-from disklab.units import parse_duration, parse_size
+from disklab.textfile import read_text_file
+from disklab.units import fio_size, parse_duration
 
+# Flags on imported tests (store test_flags; shown by show, the JSON export and the HTML report).
+FIO_ERROR_FLAG = "fio_error"  # fio reported an error for the job: a failed test, without figures
+COMBINED_FLAG = "combined_jobs"  # one group's jobs without group_reporting, summed; each job's figures in the message
+APPROXIMATE_FLAG = "percentiles_approximate"  # combined without json+ bins: percentiles are the jobs' highest
+LAYOUT_FLAG = "fio_layout"  # figures of an older fio layout, converted (fio/parse.py says how)
+Flags = tuple[tuple[str, str], ...]  # (flag, message) as the store keeps them
 # fio's rw modes -> (pattern, direction) as disklab's suites name them.
 RW_MODES = {
     "read": ("sequential", "read"),
@@ -34,6 +47,9 @@ ALL_CLIENTS = "All clients"
 # Top-level fields kept with each job so that the stored output reads back through fio/parse.py.
 HEADER_FIELDS = ("fio version", "timestamp", "timestamp_ms", "time", "global options")
 
+# json+ of thousands of jobs on many hosts stays far below this; /dev/zero or a disk image is refused unread.
+MAX_FIO_OUTPUT_BYTES = 256 * 1024**2
+
 
 @dataclass(frozen=True)
 class ImportedTest:
@@ -43,8 +59,11 @@ class ImportedTest:
     target_kind: str  # as the store names kinds: directory, file or device
     params: dict
     jobfile: str
-    fio_output: str
-    job: JobResult
+    fio_output: str  # fio's document of the test's job entries: one, or every job of a combined group
+    job: JobResult  # no directions when the job failed
+    error: str | None = None  # fio's error number and text: a failed test
+    flags: Flags = ()
+    fio_messages: str = ""  # fio's own 'fio: ...' lines around the JSON
 
 
 @dataclass(frozen=True)
@@ -54,14 +73,17 @@ class ImportedRun:
     started_at: str
     client_server: bool
     tests: tuple[ImportedTest, ...]
+    notes: tuple[str, ...] = ()  # what the reader skipped or chose in the file
+
+    @property
+    def failed(self) -> tuple[ImportedTest, ...]:
+        return tuple(t for t in self.tests if t.error)
 
 
 def read_fio_json(path: Path) -> ImportedRun:
     """The file as a run to store, or a UserError that says in one line what cannot be read."""
-    data = _document(path)
+    data, notes, messages = _document(path)
     version = str(data.get("fio version", ""))
-    if re.match(r"fio-[12]\.", version):
-        raise UserError(f"{path}: made by {version}; disklab imports the JSON of fio 3.x only")
     client_server = "client_stats" in data
     if not client_server and "jobs" not in data:
         raise UserError(f"{path}: a JSON document without 'jobs' or 'client_stats' is not fio's output")
@@ -71,22 +93,31 @@ def read_fio_json(path: Path) -> ImportedRun:
     measured = client_entries(data) if client_server else entries
     if not measured:
         raise UserError(f"{path}: fio's output holds no jobs")
-    tests = tuple(_test(path, data, entry, client_server) for entry in measured)
+    if not all(isinstance(e, dict) for e in measured):
+        raise UserError(f"{path}: a job entry is not a JSON object")
+    for entry in measured:
+        for where, options in (("global options", data.get("global options", {})),
+                               ("job options", entry.get("job options", {}))):
+            if not isinstance(options, dict):
+                raise UserError(f"{path}: fio's {where!r} is not a JSON object")
+    tests = tuple(_test(path, data, group, client_server, messages) for group in job_groups(measured))
     return ImportedRun(
         source=path, fio_version=version or "unknown", started_at=_iso(data.get("timestamp")),
-        client_server=client_server, tests=tests,
+        client_server=client_server, tests=tests, notes=notes,
     )
 
 
 def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
-    """One run, finished, with one test per fio job (per host and job in client/server mode)."""
+    """One run with one test per fio job (per host and job in client/server mode); failed if every job failed."""
     targets = list(dict.fromkeys(t.target for t in imported.tests if t.target))
     hosts = list(dict.fromkeys(t.host for t in imported.tests if t.host))
     target = ", ".join(targets) or "unknown"
+    options = {"imported_from": str(imported.source.resolve()), "client_server": imported.client_server}
+    if imported.notes:
+        options["import_notes"] = list(imported.notes)
     run_id = store.create_run(NewRun(
         suite_name="import", suite_source=str(imported.source.resolve()), suite_text="", target=target,
-        target_kind=imported.tests[0].target_kind, test_path=target,
-        options={"imported_from": str(imported.source.resolve()), "client_server": imported.client_server},
+        target_kind=imported.tests[0].target_kind, test_path=target, options=options,
         disklab_version=__version__, fio_version=imported.fio_version,
         fio_engine=", ".join(sorted({t.params["engine"] for t in imported.tests})),
         hostname=", ".join(hosts) or "unknown", kernel="unknown", planned_tests=len(imported.tests), name=name,
@@ -94,12 +125,17 @@ def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
     ))
     try:
         for seq, test in enumerate(imported.tests):
-            store.add_test(run_id, seq, test.label, test.params, test.jobfile, test.fio_output, "", imported.started_at,
-                           test.job, host=test.host)
+            test_id = store.add_test(run_id, seq, test.label, test.params, test.jobfile, test.fio_output,
+                                     test.fio_messages, imported.started_at, test.job, host=test.host)
+            for flag, message in test.flags:
+                store.add_flag(test_id, flag, message)
     except BaseException as exc:
         store.finish_run(run_id, "failed", f"import stopped: {exc}")
         raise
-    store.finish_run(run_id, "complete")
+    if len(imported.failed) == len(imported.tests):
+        store.finish_run(run_id, "failed", f"fio reported an error for every job: {imported.tests[0].error}")
+    else:
+        store.finish_run(run_id, "complete")
     return run_id
 
 
@@ -108,101 +144,225 @@ def client_entries(data: dict) -> list:
     return [e for e in data["client_stats"] if not (isinstance(e, dict) and e.get("jobname") == ALL_CLIENTS)]
 
 
-def entry_document(data: dict, entry: dict, host: str | None) -> str:
-    """One job entry as a fio document of its own (header, the job, its host's disks), readable by fio/parse.py."""
-    document = {**{key: data[key] for key in HEADER_FIELDS if key in data}, "jobs": [entry]}
+def entry_document(data: dict, entries: list[dict], host: str | None) -> str:
+    """Job entries as a fio document of their own (header, the jobs, their host's disks), readable by fio/parse.py."""
+    document = {**{key: data[key] for key in HEADER_FIELDS if key in data}, "jobs": entries}
     disk_util = data.get("disk_util", [])
-    if disk_util:
-        document["disk_util"] = [d for d in disk_util if not host or entry_host(d) == host]
+    if disk_util and isinstance(disk_util, list):
+        document["disk_util"] = [d for d in disk_util if not host or isinstance(d, dict) and entry_host(d) == host]
     return json.dumps(document, indent=2) + "\n"
 
 
 def entry_host(entry: dict) -> str:
     """The fio server an entry of client/server output came from, as disklab names hosts."""
-    return host_name(str(entry.get("hostname", "unknown")), entry.get("port"))
+    port = entry.get("port")
+    return host_name(str(entry.get("hostname", "unknown")), port if isinstance(port, int) else None)
 
 
-def _document(path: Path) -> dict:
-    """The file's JSON object; fio's text and terse outputs are named as such, with the fix."""
+def _document(path: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+    """The file's fio report, what the reader skipped to find it, and fio's 'fio: ...' lines; fio's text and terse
+    outputs without JSON are named as such, with the fix."""
+    if not os.path.exists(path):  # os.path's: False, not an error, for a name too long
+        raise UserError(f"{path}: no such file")
+    text = read_text_file(path, "fio output", MAX_FIO_OUTPUT_BYTES)  # refuses FIFOs, devices and huge files unread
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot be read as text: {exc}") from None
-    first_line = text.lstrip().partition("\n")[0]
-    if re.match(r"\d+;fio-", first_line):
-        raise UserError(f"{path}: this is fio's terse output; run fio with --output-format=json (or json+) and import that")
-    try:
-        data = extract_json(text)
+        document = read_fio_document(text)
     except FioError as exc:
+        first_line = text.lstrip("\ufeff").lstrip().partition("\n")[0]
+        fix = "run fio with --output-format=json (or json+) and import that"
+        if re.match(r"\d+;", first_line) and "{" not in text:
+            raise UserError(f"{path}: this is fio's terse output; {fix}") from None
         if re.search(r"\(groupid=\d+, jobs=\d+\)|Run status group", text):
-            raise UserError(
-                f"{path}: this is fio's normal text output; run fio with --output-format=json (or json+) and import that"
-            ) from None
+            raise UserError(f"{path}: this is fio's normal text output; {fix}") from None
         reason = f" ({exc.__cause__})" if exc.__cause__ else ""  # where a cut-off or edited document breaks
-        raise UserError(f"{path}: no readable JSON object{reason}; expected fio's --output-format=json output") from None
-    return data  # extract_json reads from the first '{': always an object
+        raise UserError(f"{path}: no readable JSON object{reason}; expected fio's --output-format=json output") \
+            from None
+    if not isinstance(document.data, dict):
+        raise UserError(f"{path}: no readable JSON object; expected fio's --output-format=json output")
+    messages = tuple(line.strip() for line in text.splitlines() if line.startswith("fio: "))
+    return document.data, document.notes, messages
 
 
-def _test(path: Path, data: dict, entry: dict, client_server: bool) -> ImportedTest:
-    """One fio job entry, re-read through fio/parse.py from exactly the output that is stored with it."""
-    if not isinstance(entry, dict):
-        raise UserError(f"{path}: a job entry is not a JSON object")
+def _test(path: Path, data: dict, entries: list[dict], client_server: bool, messages: tuple[str, ...]) -> ImportedTest:
+    """One fio job (one entry, or one group's entries), re-read through fio/parse.py from exactly the output that is
+    stored with it."""
+    entry = entries[0]
     jobname = str(entry.get("jobname", "?"))
     host = entry_host(entry) if client_server else None
-    fio_output = entry_document(data, entry, host)
+    fio_output = entry_document(data, entries, host)
     try:
-        (job,) = parse_fio_output(fio_output).jobs
+        jobs = parse_fio_output(fio_output).jobs
     except FioError as exc:
-        raise UserError(f"{path}: job {jobname!r} is not in fio 3.x's JSON layout ({exc})") from None
-    global_options = data.get("global options", {})
-    options = {**global_options, **entry.get("job options", {})}
+        where = "" if f"job {jobname!r}" in str(exc) else f"job {jobname!r}: "  # the parser names most jobs itself
+        raise UserError(f"{path}: {where}{exc}") from None
+    # fio writes every option as a string; anything else is read as its text, and refused where it is no option value.
+    global_options = {str(k): str(v) for k, v in data.get("global options", {}).items()}
+    job_options = {str(k): str(v) for k, v in entry.get("job options", {}).items()}
+    options = {**global_options, **job_options}
+    error = _error(jobs, messages)
+    job, flags = (replace(jobs[0], directions=()), ()) if error else _combined(jobname, jobs, fio_output)
+    if error:
+        flags = ((FIO_ERROR_FLAG, error),)
+    notes = tuple(dict.fromkeys(n for j in jobs for n in j.notes))
+    if notes:
+        flags += ((LAYOUT_FLAG, " ".join(notes)),)
     return ImportedTest(
         label=f"{jobname} @ {host}" if host else jobname, host=host,
         target=options.get("filename") or options.get("directory"), target_kind=_target_kind(options),
-        params=_params(path, jobname, options),
-        jobfile=_jobfile(global_options, jobname, entry.get("job options", {}), host), fio_output=fio_output,
-        job=job,
+        params=_params(path, jobname, global_options, job_options, len(entries)),
+        jobfile=_jobfile(global_options, jobname, job_options, host), fio_output=fio_output,
+        job=job, error=error, flags=flags, fio_messages="\n".join(messages) if error else "",
     )
 
 
-def _params(path: Path, jobname: str, options: dict) -> dict:
-    """The job's options as the parameters native tests store, fio's defaults where an option is absent."""
+def _error(jobs: tuple[JobResult, ...], messages: tuple[str, ...]) -> str | None:
+    """fio's error number and text for a job that failed (the first of a group's), with fio's lines naming it."""
+    failed = next((j for j in jobs if j.error), None)
+    if failed is None:
+        return None
     try:
+        text = os.strerror(failed.error)
+    except (OverflowError, ValueError):
+        text = "not an error number this system knows"
+    said = [m for m in messages if f"err={failed.error}/" in m or text in m]
+    return f"fio error {failed.error} ({text})" + (": " + " | ".join(said) if said else "")
+
+
+def _combined(label: str, jobs: tuple[JobResult, ...], fio_output: str) -> tuple[JobResult, Flags]:
+    """One job's result, or one group's jobs summed as fio's group_reporting would, with flags saying how."""
+    if len(jobs) == 1:
+        return jobs[0], ()
+    names = {d.direction for j in jobs for d in j.directions}
+    bins = {name: latency_bins(fio_output, name) for name in names}
+    combined = combine_jobs(label, jobs, bins)
+    flags = [(COMBINED_FLAG, f"{len(jobs)} fio jobs written without group_reporting, combined as group_reporting "
+                             "would (IOPS and bandwidth summed, mean latency weighted by I/O count); each job: "
+                             + "; ".join(_job_figures(j) for j in jobs))]
+    unbinned = [name for name in names if bins[name] is None]
+    if unbinned:
+        directions = tuple(
+            replace(d, clat_percentiles_ns=_highest_percentiles(jobs, d.direction)) if d.direction in unbinned else d
+            for d in combined.directions
+        )
+        combined = replace(combined, directions=directions)
+        flags.append((APPROXIMATE_FLAG, f"fio wrote no json+ latency bins ({', '.join(sorted(unbinned))}): each "
+                                        f"percentile is the highest of the {len(jobs)} jobs' (the group's own lies "
+                                        "between their lowest and highest); run fio with --output-format=json+"))
+    return combined, tuple(flags)
+
+
+def _highest_percentiles(jobs: tuple[JobResult, ...], direction: str) -> dict[str, float]:
+    """An upper bound of a mixture's percentile: no job's share of I/Os below it falls short, so neither does theirs."""
+    per_job = [d.clat_percentiles_ns for j in jobs for d in j.directions if d.direction == direction]
+    keys = set.intersection(*(set(p) for p in per_job)) if per_job else set()
+    return {key: max(p[key] for p in per_job) for key in keys}
+
+
+def _job_figures(job: JobResult) -> str:
+    return ", ".join(f"{d.direction} {d.iops:g} IOPS {d.bw_bytes_per_s:g} B/s" for d in job.directions) or "no I/O"
+
+
+def _params(path: Path, jobname: str, global_options: dict, job_options: dict, entries: int) -> dict:
+    """The job's options as the parameters native tests store, read as fio reads them, fio's defaults where an option
+    is absent. `entries`: how many jobs fio wrote for it (a group without group_reporting writes one per job)."""
+    options = {**global_options, **job_options}
+
+    def base(key: str) -> int:
+        return bases.get(key, 1024)
+
+    try:
+        bases = option_bases(global_options, job_options)  # the kb_base fio read each option with
         rw = str(options.get("rw", options.get("readwrite", "read"))).partition(":")[0]
         if rw not in RW_MODES:
             raise ValueError(f"rw={rw} (disklab reads {', '.join(RW_MODES)})")
         pattern, direction = RW_MODES[rw]
+        used = ("read", "write") if direction == "mixed" else (direction,)
         if "rwmixread" in options:
-            rwmixread = int(options["rwmixread"])
+            rwmixread = _count(options["rwmixread"], base("rwmixread"))
         else:
-            rwmixread = 100 - int(options.get("rwmixwrite", 50))
+            rwmixread = 100 - _count(options.get("rwmixwrite", 50), base("rwmixwrite"))
+        bs, bssplit = _block_size(options, bases, used)
+        numjobs = _count(options.get("numjobs", 1), base("numjobs"))
         spec = TestSpec(
             label=jobname, group="import", metric="iops", pattern=pattern, direction=direction, rwmixread=rwmixread,
-            bs=_first_size(options.get("bs", options.get("blocksize"))) or 4096, bssplit=options.get("bssplit"),
-            iodepth=int(options.get("iodepth", 1)), jobs=int(options.get("numjobs", 1)), region="whole",
-            size=_first_size(options.get("size")), nrfiles=int(options.get("nrfiles", 1)),
-            filesize=_first_size(options.get("filesize")), runtime=parse_duration(options.get("runtime", 0)),
+            bs=bs, bssplit=bssplit, iodepth=_count(options.get("iodepth", 1), base("iodepth")),
+            jobs=entries if entries > 1 else numjobs, region="whole",
+            size=_size(options.get("size"), base("size")), nrfiles=_count(options.get("nrfiles", 1), base("nrfiles")),
+            filesize=_file_size(options.get("filesize"), base("filesize")),
+            runtime=parse_duration(options.get("runtime", 0)),
             time_based="time_based" in options, ramp=parse_duration(options.get("ramp_time", 0)),
-            pause=parse_duration(options.get("startdelay", 0)), rate=_first_size(options.get("rate")),
-            rate_iops=_first_size(options.get("rate_iops")), sync=_sync(options), log_interval=None, frame_size=None,
-            bit_depth=10, fps=24, direct=str(options.get("direct", "0")) == "1",
-            engine=str(options.get("ioengine", "psync")), offset=_first_size(options.get("offset")) or 0,
+            pause=parse_duration(options.get("startdelay", 0)), rate=_one_value(options, "rate", base("rate"), used),
+            rate_iops=_one_value(options, "rate_iops", base("rate_iops"), used), sync=_sync(options), log_interval=None,
+            frame_size=None, bit_depth=10, fps=24, direct=str(options.get("direct", "0")) == "1",
+            engine=str(options.get("ioengine", "psync")), offset=_size(options.get("offset"), base("offset")) or 0,
         )
     except ValueError as exc:
         raise UserError(f"{path}: job {jobname!r}: an option disklab cannot read: {exc}") from None
     return spec.params()
 
 
-def _first_size(value) -> int | None:
-    """fio's '4k', '4k,64k' (read,write) or '4k-16k' (a range): the first size; None when absent or relative (10%)."""
+def _count(value, base: int) -> int:
+    """fio reads counts (iodepth, numjobs, rwmixread ...) with the same suffixes as sizes."""
+    return parse_fio_size(value, base)
+
+
+def _size(value, base: int) -> int | None:
+    """A size option in bytes; None when absent or relative (50%: a share of the file or device)."""
+    if value is None or is_percent(str(value)):
+        return None
+    return parse_fio_size(value, base)
+
+
+def _file_size(value, base: int) -> int | None:
+    """filesize is a range to fio ('1m-4m': each file's size drawn from it); disklab's file sets have one size."""
     if value is None:
         return None
-    first = re.split(r"[,-]", str(value))[0]
-    if not first or first.endswith("%"):
+    if not re.search(r"[-:]", str(value)):
+        return parse_fio_size(value, base)
+    low, high = parse_range(value, base)["read"]
+    if low != high:
+        raise ValueError(f"filesize={value} (a range of file sizes; disklab's file sets have one size)")
+    return low
+
+
+def _one_value(options: dict, key: str, base: int, used: tuple[str, ...]) -> int | None:
+    """An option given per direction (rate, rate_iops): the value of the job's directions, which must agree."""
+    if key not in options:
         return None
-    return parse_size(first)
+    values = {per_direction(options[key], base)[d] for d in used}
+    if len(values) > 1:
+        raise ValueError(f"{key}={options[key]} differs between reads and writes; a disklab test has one {key}")
+    return values.pop() or None
+
+
+def _block_size(options: dict, bases: dict[str, int], used: tuple[str, ...]) -> tuple[int, str | None]:
+    """(bs, bssplit) of the job's directions as fio reads them; a bssplit is written back in k/m/g (powers of 1024),
+    which disklab's suites and fio read alike."""
+    for key in ("bsrange", "blocksize_range"):
+        if key in options:
+            ranges = {parse_range(options[key], bases.get(key, 1024))[d] for d in used}
+            if len(ranges) > 1 or any(r is not None and r[0] != r[1] for r in ranges):
+                raise ValueError(f"{key}={options[key]} (a range of block sizes; a disklab test has one block size "
+                                 "or a bssplit)")
+    if "bssplit" in options:
+        sections = {parse_bssplit(options["bssplit"], bases.get("bssplit", 1024))[d] for d in used}
+        if len(sections) > 1 or None in sections:
+            raise ValueError(f"bssplit={options['bssplit']} differs between reads and writes; a disklab test has one")
+        section = sections.pop()
+        if any(share is None for _, share in section):
+            raise ValueError(f"bssplit={options['bssplit']} leaves a share blank; disklab reads SIZE/PERCENT")
+        return 4096, ":".join(f"{fio_size(size)}/{share}" for size, share in section)
+    key = "bs" if "bs" in options else "blocksize"
+    if key not in options:
+        return 4096, None
+    value = options[key]
+    # An empty value (',64k') keeps fio's default, 4k.
+    sizes = {per_direction(value, bases.get(key, 1024))[d] or 4096 for d in used}
+    if len(sizes) > 1:
+        listed = ", ".join(map(str, sorted(sizes)))
+        raise ValueError(f"bs={value} gives reads and writes different block sizes ({listed} bytes); a disklab test "
+                         "has one block size")
+    return sizes.pop(), None
 
 
 def _sync(options: dict) -> str:
@@ -237,4 +397,7 @@ def _target_kind(options: dict) -> str:
 def _iso(timestamp) -> str:
     if not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool):
         return now_iso()
-    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return now_iso()  # no time a clock can show: not when fio ran

@@ -1,6 +1,7 @@
 """Suite -> ordered list of fully resolved tests, fitted to the target, with notes and a duration estimate."""
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -21,6 +22,8 @@ MAX_IN_FLIGHT_BYTES = 1024**3
 PRECONDITION_GROUP = "precondition"
 PRECONDITION_BS = 128 * 1024
 PRECONDITION_IODEPTH = 32
+# Tests one run may hold unless --max-tests raises it: a few lists in a small suite can multiply into millions.
+DEFAULT_MAX_TESTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,11 @@ class Overrides:
     size: int | None = None
     engine: str | None = None
     scale: float | None = None  # shrinks file sets (and the data set) by this factor
+    max_tests: int | None = None  # the most tests a run may hold (default DEFAULT_MAX_TESTS)
 
     def replacements(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v is not None and k != "scale"}
+        """The overrides that replace test parameters."""
+        return {k: v for k, v in self.__dict__.items() if v is not None and k not in ("scale", "max_tests")}
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,8 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
         raise UserError(f"--scale {overrides.scale:g}: for a fio suite --scale shrinks file sets and data sets by a "
                         "factor above 0 and at most 1, e.g. 0.01 (a whole number is pgbench's scale factor, for a "
                         "pgbench suite)")
-    tests = [_with_overrides(t, overrides) for t in expand_suite(suite)]
+    check_test_count(suite, overrides.max_tests)
+    tests = [_with_overrides(t, overrides, suite.where) for t in expand_suite(suite)]
     for test in tests:
         if test.size is not None and test.bs > test.size and not test.file_set:
             raise UserError(
@@ -126,6 +132,21 @@ def precondition_pass(workload: TestSpec, n: int) -> TestSpec:
         direction="write", bs=PRECONDITION_BS, bssplit=None, iodepth=PRECONDITION_IODEPTH, jobs=1, time_based=False,
         runtime=0.0, ramp=0.0, pause=0.0, rate=None, rate_iops=None, sync="none", log_interval=None,
     )
+
+
+def count_tests(suite: Suite) -> int:
+    """How many tests the suite expands to, counted without expanding it."""
+    return sum(g.repeat * math.prod(len(v) for _, v in g.values if isinstance(v, tuple)) for g in suite.groups)
+
+
+def check_test_count(suite: Suite, max_tests: int | None, repeat: int = 1) -> None:
+    """Refused before anything is expanded, so a suite of millions of tests costs nothing but this line."""
+    limit = max_tests or DEFAULT_MAX_TESTS
+    count = count_tests(suite) * repeat
+    if count > limit:
+        times = f" run {repeat} times (--repeat)" if repeat > 1 else ""
+        raise UserError(f"{suite.where}{times} expands to {count:,} tests, more than the limit of {limit:,} per run; "
+                        f"shorten its lists, or allow it with --max-tests {count} (run, export)")
 
 
 def expand_suite(suite: Suite) -> list[TestSpec]:
@@ -165,8 +186,8 @@ def _label(group: Group, values: dict, varying: dict, n: int) -> str:
     return " ".join(parts)
 
 
-def _with_overrides(test: TestSpec, overrides: Overrides) -> TestSpec:
-    test = replace(test, **overrides.replacements())
+def _with_overrides(test: TestSpec, overrides: Overrides, where: str) -> TestSpec:
+    test = _split_size(replace(test, **overrides.replacements()), where)
     if overrides.size and (test.nrfiles > 1 or test.filesize):
         test = _fit_file_set(test, overrides.size)  # --size of a file set is the set's total
     return _as_file_set(_scaled(test, overrides.scale))
@@ -179,6 +200,16 @@ def _scaled(test: TestSpec, scale: float | None) -> TestSpec:
         total = max(int(test.nrfiles * (test.filesize or test.size or 0) * scale), 1)
         return _fit_file_set(test, total)
     return replace(test, size=max(int((test.size or 0) * scale), test.bs) if test.size else None)
+
+
+def _split_size(test: TestSpec, where: str) -> TestSpec:
+    """nrfiles without a filesize splits the data set among the files, as fio does."""
+    if test.nrfiles == 1 or test.filesize or test.frame_size:
+        return test
+    if test.size is None:
+        raise UserError(f"{where}: test {test.label!r}: nrfiles = {test.nrfiles} splits the data set among the files; "
+                        "give a size (not 'all') or a filesize")
+    return replace(test, filesize=max(_down(test.size // test.nrfiles, test.bs), test.bs))
 
 
 def _as_file_set(test: TestSpec) -> TestSpec:

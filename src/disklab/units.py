@@ -5,6 +5,7 @@ KB/MB/GB/TB written out are powers of 1000. Output says MB/s for 10^6 bytes/s.
 """
 
 import re
+import reprlib
 
 _SIZE_UNITS = {
     "": 1,
@@ -23,34 +24,62 @@ _SIZE_UNITS = {
     "tb": 1000**4,
 }
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}
-_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_NUMBER_UNIT = re.compile(r"^\s*(\d+)(?:\.(\d+))?\s*([a-zA-Z]*)\s*$", re.ASCII)
+_MAX_TEXT = 100  # longer than any size or duration a person writes; bounds the work of reading one
+# Far beyond any device or run, yet small enough for every sum, product and SQLite integer made of them.
+MAX_SIZE_BYTES = 2**60
+MAX_DURATION_S = 30 * 24 * 3600.0
 
 
 def parse_size(text: str | int) -> int:
-    """Bytes from '256M', '1GiB', '5GB' or a plain number; ValueError names what is allowed."""
+    """Bytes from '256M', '1GiB', '5GB' or a plain number, at most 1 EiB; ValueError names what is allowed."""
     if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    match = _NUMBER_UNIT.match(str(text))
-    unit = match.group(2).lower() if match else None
-    if unit is None or unit not in _SIZE_UNITS:
-        raise ValueError(f"{text!r} is not a size (examples: 4096, 4k, 256M, 1GiB, 5GB)")
-    value = float(match.group(1)) * _SIZE_UNITS[unit]
-    if value != int(value):
-        raise ValueError(f"{text!r} is not a whole number of bytes")
-    return int(value)
+        value = text
+    else:
+        match = _number_unit(text)
+        unit = match.group(3).lower() if match else None
+        if unit is None or unit not in _SIZE_UNITS:
+            raise ValueError(f"{brief(text)} is not a size (examples: 4096, 4k, 256M, 1GiB, 5GB)")
+        whole, fraction = match.group(1), match.group(2) or ""
+        # Exact integer arithmetic: 1.5G is 3 * 2**29 and a 30-digit number stays a number, never a float's guess.
+        scaled = int(whole + fraction) * _SIZE_UNITS[unit]
+        value, remainder = divmod(scaled, 10 ** len(fraction))
+        if remainder:
+            raise ValueError(f"{brief(text)} is not a whole number of bytes")
+    if not 0 <= value <= MAX_SIZE_BYTES:
+        raise ValueError(f"{brief(text)} is not a size from 0 to 1 EiB ({MAX_SIZE_BYTES} bytes)")
+    return value
 
 
 def parse_duration(text: str | int | float) -> float:
-    """Seconds from '5s', '500ms', '2m', '1h' or a plain number of seconds."""
+    """Seconds from '5s', '500ms', '2m', '1h' or a plain number of seconds, at most 30 days."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        if text < 0:
-            raise ValueError(f"{text!r} is negative")
-        return float(text)
-    match = _NUMBER_UNIT.match(str(text))
-    unit = match.group(2).lower() if match else None
-    if unit is None or unit not in _DURATION_UNITS:
-        raise ValueError(f"{text!r} is not a duration (examples: 5, 5s, 500ms, 2m)")
-    return float(match.group(1)) * _DURATION_UNITS[unit]
+        seconds = text  # compared as given: nan fails both bounds, a huge integer never becomes a float
+    else:
+        match = _number_unit(text)
+        unit = match.group(3).lower() if match else None
+        if unit is None or unit not in _DURATION_UNITS:
+            raise ValueError(f"{brief(text)} is not a duration (examples: 5, 5s, 500ms, 2m)")
+        seconds = float(f"{match.group(1)}.{match.group(2) or 0}") * _DURATION_UNITS[unit]
+    if not 0 <= seconds <= MAX_DURATION_S:
+        raise ValueError(f"{brief(text)} is not a duration from 0 to 30 days")
+    return float(seconds)
+
+
+def _number_unit(text: object) -> re.Match | None:
+    """Only strings (and the floats TOML gives, as text) can match; lists and tables never do."""
+    if isinstance(text, float):
+        text = str(text)
+    return _NUMBER_UNIT.match(text) if isinstance(text, str) and len(text) <= _MAX_TEXT else None
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxlong = _BRIEF.maxother = 40
+
+
+def brief(value: object) -> str:
+    """A value as messages quote it: its repr, cut short, so a 400-digit number or a deep list stays one short line."""
+    return _BRIEF.repr(value)
 
 
 def format_size(n_bytes: float) -> str:

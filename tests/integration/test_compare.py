@@ -1,11 +1,16 @@
-"""`disklab compare` on runs of real fio: a crossover set by rate caps, and repeats of one target within noise."""
+"""`disklab compare` on runs of real fio: a crossover set by rate caps, repeats of one target within noise, no verdict
+that the spread cannot support, and one job of a group never compared with the whole group."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import NEEDS_FIO, Disklab
+from disklab.analysis.compare import REACHES_ZERO
+from disklab.fio.parse import parse_fio_output
+from disklab.store.repository import NewRun, RunInfo, Store
+from tests.integration.conftest import NEEDS_FIO, Disklab, table_rows
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]
 
@@ -65,6 +70,7 @@ def test_compare_names_the_block_size_where_the_leader_changes(disklab: Disklab,
     assert table.returncode == 0, table.stderr
     assert f"from {crossover // KIB}KiB on, run 1 delivers more MB/s (run 2 leads below" in table.stdout
     assert "no repeats: the 10 % tolerance alone decides" in table.stdout
+    assert {v["basis"] for r in document["rows"] for v in r["values"][1:]} == {"tolerance-only"}
 
 
 def test_repeated_runs_of_one_target_are_within_noise(disklab: Disklab, tmp_path: Path) -> None:
@@ -86,3 +92,106 @@ def test_repeated_runs_of_one_target_are_within_noise(disklab: Disklab, tmp_path
     changed = json.loads(disklab("compare", "1", "2", "--only-changed", "--format", "json").stdout)
     assert not [r for r in changed["rows"] if r["metric"] in ("iops", "mb_per_s")]
     assert changed["rows_hidden_within_noise"] >= 4
+
+
+def stored_like(store: Store, info: RunInfo, options: dict, name: str | None = None) -> int:
+    """A new run in the store, made where and with what `info`'s run was."""
+    return store.create_run(NewRun(
+        suite_name=info.suite_name, suite_source=info.suite_source, suite_text="", target=info.target,
+        target_kind=info.target_kind, test_path=info.test_path, options=options,
+        disklab_version=info.disklab_version, fio_version=info.fio_version, fio_engine=info.fio_engine,
+        hostname=info.hostname, kernel=info.kernel, planned_tests=info.planned_tests, name=name,
+    ))
+
+
+def repeats_of(disklab: Disklab, run_ids: list[int]) -> int:
+    """One run holding the single tests of `run_ids` as the repeats of one test: a disk whose speed swung between
+    the runs' caps, which no real disk does on cue."""
+    with Store(disklab.store_path) as store:
+        records = [store.get_run(i) for i in run_ids]
+        run_id = stored_like(store, records[0].info, {"repeat": len(records)}, name="swinging")
+        for attempt, record in enumerate(records, start=1):
+            (test,) = record.tests
+            store.add_test(run_id, attempt - 1, test.label, test.params, test.jobfile, test.fio_output, "",
+                           test.started_at, test.as_job(), plan_index=0, attempt=attempt)
+        store.set_run_values("run_env", run_id, records[0].env)
+        store.finish_run(run_id, "complete")
+    return run_id
+
+
+def iops_cell(disklab: Disklab, *args: str) -> dict:
+    result = disklab("compare", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (row,) = [r for r in json.loads(result.stdout)["rows"] if r["metric"] == "iops"]
+    return row["values"][1]
+
+
+def test_a_noisy_repeated_run_against_a_single_run_gets_no_verdict(disklab: Disklab, tmp_path: Path) -> None:
+    # Two runs capped at 580 and 1420 IOPS are the repeats of a run whose 95 % interval is +/- 534 % (t = 12.7 at
+    # one degree of freedom); the single run at 800 is 20 % below their mean, which the tolerance alone calls worse.
+    target = tmp_path / "target"
+    target.mkdir()
+    for cap in (580, 1420, 800):
+        run_suite(disklab, write_suite(tmp_path / f"{cap}.toml", f"capped-{cap}", f"rate_iops = {cap}",
+                                       sizes=(4 * KIB,)), target)
+    swinging = str(repeats_of(disklab, [1, 2]))
+
+    cell = iops_cell(disklab, "3", swinging)
+    assert cell["n"] == 2 and cell["ci95_percent"] > 100, cell
+    assert (cell["verdict"], cell["basis"], cell["reason"]) == ("inconclusive", "interval", REACHES_ZERO)
+    assert iops_cell(disklab, swinging, "3")["verdict"] == "inconclusive", "nor with the repeats as the baseline"
+    table = disklab("compare", "3", swinging)
+    assert table.returncode == 0, table.stderr
+    capped = {(row[2], row[-1]) for row in table_rows(table.stdout) if row[2] in ("IOPS", "MB/s")}
+    assert capped == {("IOPS", "inconclusive"), ("MB/s", "inconclusive")}, table.stdout
+    assert "--precision 2%" in table.stdout
+
+    # Precise repeats under a cap of 400 are worse than 800, by their interval; two single runs, by the tolerance.
+    run_suite(disklab, write_suite(tmp_path / "400.toml", "capped-400", "rate_iops = 400", sizes=(4 * KIB,)),
+              target, "--repeat", "2")
+    precise = iops_cell(disklab, "3", "last")
+    assert (precise["n"], precise["verdict"], precise["basis"]) == (2, "worse", "interval"), precise
+    single = iops_cell(disklab, "3", "1")
+    assert (single["verdict"], single["basis"]) == ("worse", "tolerance-only")
+
+
+def test_one_job_of_a_group_is_not_compared_with_the_whole_group(disklab: Disklab, tmp_path: Path) -> None:
+    # fio's own output of one job run as 2 jobs, with and without group_reporting; the split one is stored as
+    # disklab's import stored it before it combined a group's jobs: a test per job entry.
+    outputs = {}
+    for shape, extra in (("grouped", ["--group_reporting"]), ("split", [])):
+        command = ["fio", f"--name={shape}", "--rw=randread", "--bs=4k", "--size=4M", "--numjobs=2", "--runtime=1",
+                   "--time_based", "--rate_iops=100", f"--directory={tmp_path}", "--output-format=json", *extra]
+        outputs[shape] = tmp_path / f"{shape}.json"
+        outputs[shape].write_text(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    for _ in range(2):
+        assert disklab("import", str(outputs["grouped"])).returncode == 0
+    data = json.loads(outputs["split"].read_text())
+    assert len(data["jobs"]) == 2 and {job["groupid"] for job in data["jobs"]} == {0}
+    with Store(disklab.store_path) as store:
+        grouped = store.get_run(1)
+        (test,) = grouped.tests
+        run_id = stored_like(store, grouped.info, {"imported_from": str(outputs["split"])})
+        for seq, entry in enumerate(data["jobs"]):
+            output = json.dumps({"fio version": data["fio version"], "jobs": [entry]})
+            (job,) = parse_fio_output(output).jobs
+            store.add_test(run_id, seq, "split", test.params, "", output, "", test.started_at, job)
+        store.finish_run(run_id, "complete")
+
+    refused = disklab("compare", "1", str(run_id))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "the figures of one of its 2 jobs" in refused.stderr
+
+    document = json.loads(disklab("compare", "1", str(run_id), "2", "--format", "json").stdout)
+    assert {r["metric"] for r in document["rows"]} >= {"iops", "mb_per_s"}
+    assert all(r["values"][1]["n"] == 0 and r["values"][2]["verdict"] for r in document["rows"]), "split: no figure"
+    (split,) = document["not_compared"]
+    assert (split["run"], split["test"], split["one_job_of"], split["against"]) == (run_id, "split", 2, [1, 2])
+    assert document["unmatched"] == {"1": [], str(run_id): [], "2": []}
+
+    # Imported now, the split output is one test of the whole group, compared as the same workload.
+    assert disklab("import", str(outputs["split"])).returncode == 0
+    combined = json.loads(disklab("compare", "1", "last", "--format", "json").stdout)
+    assert combined["not_compared"] == [] and combined["unmatched"] == {"1": [], str(run_id + 1): []}
+    (iops,) = [r for r in combined["rows"] if r["metric"] == "iops"]
+    assert iops["values"][1]["mean"] == pytest.approx(sum(job["read"]["iops"] for job in data["jobs"]))

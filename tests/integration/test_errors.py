@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,78 @@ def test_a_block_larger_than_the_data_set_is_refused_before_anything_runs(diskla
     assert "'fails'" in error and "32MiB" in error and "--size" in error
     assert disklab.runs() == []
     assert list(target.iterdir()) == []
+
+
+NEEDS_MOUNT = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
+                                 reason="mounting a small tmpfs needs root")
+FIO_JSON = Path(__file__).parents[1] / "fixtures" / "fio" / "import-two-jobs.jsonplus.json"
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A 2 MiB tmpfs of our own: it can be filled to the last byte and remounted read-only."""
+    mount_point = tmp_path / "tmpfs"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "disklab-test", str(mount_point)], check=True)
+    request.addfinalizer(lambda: subprocess.run(["umount", "-l", str(mount_point)], check=False))
+    return mount_point
+
+
+def _store_with_one_run(disklab: Disklab, store: Path) -> None:
+    result = disklab("--db", str(store), "import", str(FIO_JSON))
+    assert result.returncode == 0, result.stderr
+
+
+@NEEDS_MOUNT
+def test_a_store_on_read_only_media_lists_and_shows_but_does_not_store(disklab: Disklab, tmpfs: Path) -> None:
+    store = tmpfs / "results.db"
+    _store_with_one_run(disklab, store)
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+
+    for command in (("runs",), ("show", "1"), ("show", "1", "-f", "json"), ("report", "1", "-o", "-")):
+        result = disklab("--db", str(store), *command)
+        assert result.returncode == 0 and result.stderr.count("disklab: error") == 0, (command, result.stderr)
+    assert_one_error(disklab("--db", str(store), "import", str(FIO_JSON)), 5, "is read-only", str(store))
+
+
+@NEEDS_MOUNT
+def test_a_full_file_system_under_the_store_says_so(disklab: Disklab, tmpfs: Path) -> None:
+    store = tmpfs / "results.db"
+    _store_with_one_run(disklab, store)
+    filler = os.open(tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+    try:  # every last block
+        while os.write(filler, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(filler)
+
+    assert_one_error(disklab("--db", str(store), "import", str(FIO_JSON)), 5, "the store's file system is full",
+                     str(store))
+    assert disklab("--db", str(store), "runs").returncode == 0  # reading needs no space
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_special_files_never_hang_or_exhaust_memory(disklab: Disklab, tmp_path: Path, special: str) -> None:
+    path = tmp_path / "suite.toml" if special == "fifo" else Path(special)
+    if special == "fifo":
+        os.mkfifo(path)
+    assert_one_error(disklab("run", str(path), "--dry-run"), 2, "is not a regular file")
+    assert_one_error(disklab("run", "quick", "--dry-run", "--target", str(tmp_path), "--hosts", f"@{path}"), 2,
+                     "hosts file", "is not a regular file")
+    assert_one_error(disklab("import", str(path)), 2, "is not a regular file")
+
+
+def test_unwritable_outputs_of_every_writing_command(disklab: Disklab, tmp_path: Path) -> None:
+    _store_with_one_run(disklab, disklab.store_path)
+    for command in (("show", "-f", "csv", "-o", "/nonexistent/x.csv"), ("show", "--jobfile", "-o", "/nonexistent/x"),
+                    ("capacity", "show", "4 x sata-ssd-1.6t raid5", "-f", "json", "-o", "/nonexistent/x")):
+        assert_one_error(disklab(*command), 2, "cannot write /nonexistent/x")
+    assert_one_error(disklab("export", "quick", "--fio", "/proc/nope"), 2, "cannot write job files to /proc/nope")
+    assert_one_error(disklab("export", "quick", "--fio", "-"), 2, "job files go to a folder")
+
+
+def test_doctor_on_an_unwritable_target_is_a_failing_check(disklab: Disklab) -> None:
+    result = disklab("doctor", "--target", "/proc")
+    assert result.returncode in (0, 1) and "internal error" not in result.stderr, result.stderr

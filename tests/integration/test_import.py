@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,71 @@ def test_client_server_output_imports_per_host(tmp_path, disklab):
     assert_import_equals_fio(disklab, output, entries, hosts)
     listing = disklab("runs")
     assert "remote" in listing.stdout
+
+
+def fio_json(tmp_path, name: str, *options: str, check: bool = True) -> Path:
+    """fio's output of one command-line job in tmp_path, stdout and stderr in one file as users save it (2>&1)."""
+    result = subprocess.run(["fio", f"--name={name}", *options], capture_output=True, text=True, timeout=120,
+                            cwd=tmp_path)
+    assert result.returncode == 0 or not check, result.stderr
+    path = tmp_path / f"{name}.json"
+    path.write_text(result.stderr + result.stdout)
+    return path
+
+
+def test_a_grouped_and_an_ungrouped_run_of_the_same_job_compare_as_the_same_workload(tmp_path, disklab):
+    """numjobs=4, each job capped at 200 IOPS on a file already in the page cache: both ways fio reports ~800."""
+    target = tmp_path / "capped"
+    target.write_bytes(b"\1" * 8 * 1024**2)
+    job = [f"--filename={target}", "--size=8m", "--bs=4k", "--rw=randread", "--ioengine=psync", "--numjobs=4",
+           "--rate_iops=200", "--time_based", "--runtime=1", "--output-format=json+"]
+    grouped = fio_json(tmp_path, "capped", *job, "--group_reporting")
+    grouped = grouped.rename(tmp_path / "grouped.json")
+    ungrouped = fio_json(tmp_path, "capped", *job)
+    entries = json.loads(ungrouped.read_text()[ungrouped.read_text().index("{"):])["jobs"]
+    assert len(entries) == 4
+    for path in (grouped, ungrouped):
+        assert disklab("import", str(path)).returncode == 0
+    tests = [disklab.tests(run["id"]) for run in disklab.runs()]
+    assert [len(t) for t in tests] == [1, 1]
+    (combined,) = disklab.metrics(disklab.tests(2)[0]["id"])
+    assert combined["iops"] == sum(e["read"]["iops"] for e in entries)
+    assert combined["total_ios"] == sum(e["read"]["total_ios"] for e in entries)
+    compared = json.loads(disklab("compare", "1", "2", "--format", "json").stdout)
+    rows = {row["metric"]: row for row in compared["rows"]}
+    assert {row["test"] for row in compared["rows"]} == {"capped"} and rows["iops"]["params"]["jobs"] == 4
+    for metric in ("iops", "mb_per_s"):
+        assert rows[metric]["values"][1]["verdict"] == "within noise", rows[metric]
+    flags = disklab.query("SELECT flag FROM test_flags WHERE test_id = ?", (disklab.tests(2)[0]["id"],))
+    assert [f["flag"] for f in flags] == ["combined_jobs"]  # json+: percentiles from the merged bins, exact
+
+
+def test_a_failed_fio_job_is_a_failed_run_every_command_can_show(tmp_path, disklab):
+    """/dev/full refuses writes with ENOSPC: fio reports error 28 and prints its reason before the JSON."""
+    path = fio_json(tmp_path, "full", "--filename=/dev/full", "--rw=write", "--size=64k", "--output-format=json",
+                    check=False)
+    result = disklab("import", str(path))
+    assert result.returncode == 0 and "1 failed (fio reported an error)" in result.stderr
+    (run,) = disklab.runs()
+    assert run["status"] == "failed" and run["error"].startswith("fio reported an error for every job: fio error 28")
+    (test,) = disklab.tests(run["id"])
+    assert disklab.metrics(test["id"]) == [] and "err=28" in test["fio_stderr"]
+    shown = disklab("show", "last")
+    assert shown.returncode == 0 and "fio error 28 (No space left on device)" in shown.stdout
+    report = ("report", "last", "-o", str(tmp_path / "r.html"))
+    for args in (("show", "last", "--format", "json"), ("show", "last", "--format", "csv"),
+                 ("show", "last", "--format", "markdown"), ("runs",), report):
+        assert disklab(*args).returncode == 0, args
+    assert disklab("compare", "last", "last").returncode == 2  # one run named twice: a usage error, one line
+
+
+@pytest.mark.parametrize("size", ["1MiB", "1MB", "64KiB", "64Ki", "3k", "1.5k", "0x1000"])
+@pytest.mark.parametrize("base", ["1024", "1000"])
+def test_sizes_are_read_as_the_local_fio_reads_them(size, base, tmp_path):
+    """fio writes exactly `size` bytes with bs=1 on the null engine: fio/sizes.py must say the same number."""
+    from disklab.fio.sizes import parse_fio_size
+    path = fio_json(tmp_path, "sized", "--ioengine=null", f"--kb_base={base}", f"--size={size}", "--bs=1",
+                    "--rw=write", "--output-format=json")
+    text = path.read_text()
+    (job,) = json.loads(text[text.index("{"):])["jobs"]
+    assert parse_fio_size(size, int(base)) == job["write"]["io_bytes"]

@@ -1,4 +1,5 @@
-"""Comparing stored runs: matching, ratios, noise verdicts (tolerance and Welch's t-test), crossovers, formats."""
+"""Comparing stored runs: matching (never one job of a group with the whole group), ratios, verdicts the spread
+supports (tolerance, Welch's t-test, intervals; inconclusive where it cannot tell), crossovers, formats."""
 
 import csv
 import io
@@ -7,17 +8,22 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from disklab.analysis.compare import BETTER, WITHIN_NOISE, WORSE, compare_runs, welch_significant
+from disklab.analysis.compare import (
+    BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NOT_SIGNIFICANT, REACHES_ZERO, T_TEST, TOLERANCE_ONLY,
+    WIDER_THAN_DIFFERENCE, WIDER_THAN_TOLERANCE, WITHIN_NOISE, WORSE, Judgement, Refusal, compare_runs, job_parts,
+    judge, welch_significant,
+)
 from disklab.analysis.stats import summarize
 from disklab.cli.main import cli
-from disklab.fio.parse import DirectionMetrics, JobResult, parse_fio_output
+from disklab.fio.parse import DirectionMetrics, JobResult, extract_json, parse_fio_output
 from disklab.report.compare import compare_renderables, shown, to_csv, to_json, to_markdown
 from disklab.store.repository import Store
 from disklab.suite.params import PARAMS
-from tests.conftest import fixture_text
+from tests.conftest import FIO_FIXTURES, fixture_text
 from tests.unit.test_store import new_run
 
 DEFAULTS = {name: param.default for name, param in PARAMS.items()}
+LAYOUTS = FIO_FIXTURES / "layouts"  # real fio output of every layout (its capture script says how each was made)
 KIB = 1024
 
 
@@ -72,7 +78,7 @@ def test_tests_match_by_their_parameters_not_labels_and_the_rest_is_named(store)
     assert runtime.parameter == "runtime" and runtime.values == ((5.0,), (30.0,))
     iops = row(comparison, "RND4K Q32", "iops")
     assert iops.cells[0].summary.mean == randread.directions[0].iops
-    assert (iops.cells[1].ratio, iops.cells[1].verdict, iops.cells[1].basis) == (1.0, WITHIN_NOISE, "tolerance")
+    assert (iops.cells[1].ratio, iops.cells[1].verdict, iops.cells[1].basis) == (1.0, WITHIN_NOISE, TOLERANCE_ONLY)
 
 
 def test_mixed_tests_match_on_read_share_and_compare_each_direction(store):
@@ -119,7 +125,9 @@ def test_with_repeats_a_difference_must_pass_the_t_test_and_the_tolerance(store)
     base, not_significant, significant = run(BASE), run(SHIFTED_4), run(SHIFTED_5)
     strict = compare_runs([base, not_significant, significant], tolerance_percent=1)
     cells = row(strict, "t", "iops").cells
-    assert [(c.verdict, c.basis) for c in cells[1:]] == [(WITHIN_NOISE, "t-test"), (BETTER, "t-test")]
+    # 4.5 % apart, not significant, with intervals of +/- 4 %: whether they differ by more than 1 % cannot be told.
+    assert [(c.verdict, c.basis) for c in cells[1:]] == [(INCONCLUSIVE, "t-test"), (BETTER, "t-test")]
+    assert cells[1].reason == NOT_SIGNIFICANT
     assert cells[0].summary.n == 4 and strict.repeated
     default = compare_runs([base, significant])
     assert row(default, "t", "iops").cells[1].verdict == WITHIN_NOISE, "significant, but only 5.4 %: under 10 %"
@@ -250,3 +258,138 @@ def test_parameters_a_run_did_not_store_match_their_defaults(store):
     store.add_test(run_id, 0, "fio job", imported_params, "", "{}", "", "2026-01-01T00:00:00+00:00", randread)
     comparison = compare_runs([native, store.get_run(run_id)])
     assert {r.test for r in comparison.rows} == {"native"} and comparison.unmatched == ((), ())
+
+
+# Two repeats whose 95 % interval is +/- 534 % of their mean (t = 12.7 at one degree of freedom), the case of the
+# issue: such a run was called worse than a single run 20 % below it, on the 10 % tolerance alone.
+WIDE_PAIR = [580, 1420]
+
+
+def one(value: float):
+    return summarize([value])
+
+
+def test_an_interval_that_reaches_zero_supports_no_verdict_whatever_the_difference():
+    wide = summarize(WIDE_PAIR)
+    assert wide.ci95_percent == pytest.approx(534, abs=0.5)
+    for single in (800, 1000, 10_000):  # 20 % below, equal, ten times above
+        for base, other in ((one(single), wide), (wide, one(single))):
+            assert judge(base, other, True, 10) == Judgement(INCONCLUSIVE, INTERVAL, REACHES_ZERO), single
+    precise = summarize([9900, 10_100])  # +/- 12.7 %
+    assert judge(wide, precise, True, 10) == Judgement(INCONCLUSIVE, T_TEST, REACHES_ZERO)
+
+
+def test_both_repeated_a_verdict_needs_each_mean_outside_the_others_interval():
+    base, other = summarize([100, 110]), summarize([150, 160])  # +/- 61 % and +/- 41 %, 48 % apart
+    assert welch_significant(base, other), "t = 7.1 at 2 degrees of freedom"
+    assert judge(base, other, True, 10) == Judgement(INCONCLUSIVE, T_TEST, WIDER_THAN_DIFFERENCE)
+    four, four_more = summarize([100, 110, 105, 105]), summarize([150, 160, 155, 155])  # +/- 6 % and +/- 4 %
+    assert judge(four, four_more, True, 10) == Judgement(BETTER, T_TEST)
+    assert judge(four, four_more, False, 10) == Judgement(WORSE, T_TEST), "a higher latency is worse"
+
+
+def test_within_noise_means_measured_within_the_tolerance_not_too_noisy_to_tell():
+    precise, precise_too, noisy = summarize([99, 100, 101]), summarize([100, 101, 102]), summarize([90, 110, 100])
+    assert judge(precise, precise_too, True, 10) == Judgement(WITHIN_NOISE, T_TEST)
+    assert noisy.mean == precise.mean and noisy.ci95_percent > 10
+    assert judge(precise, noisy, True, 10) == Judgement(INCONCLUSIVE, T_TEST, WIDER_THAN_TOLERANCE)
+    assert judge(noisy, one(100), True, 10) == Judgement(INCONCLUSIVE, INTERVAL, WIDER_THAN_TOLERANCE)
+    assert judge(one(104), precise, True, 10) == Judgement(WITHIN_NOISE, INTERVAL)
+
+
+def test_a_single_run_against_repeats_must_fall_outside_where_one_more_run_would():
+    repeats = summarize([95, 100, 105])  # mean 100 +/- 12.4; one more run: 100 +/- 24.8
+    assert repeats.ci95_half_width == pytest.approx(12.42, abs=0.01)
+    for single, verdict in ((120, INCONCLUSIVE), (80, INCONCLUSIVE), (130, BETTER), (70, WORSE)):
+        assert judge(repeats, one(single), True, 10).verdict == verdict, single
+    assert judge(repeats, one(120), True, 10).reason == IN_PREDICTION, "outside the mean's interval is not enough"
+    assert judge(one(130), repeats, True, 10) == Judgement(WORSE, INTERVAL), "the single run as the baseline"
+
+
+def test_single_runs_are_judged_by_the_tolerance_only_and_the_output_says_so(store):
+    base = stored_run(store, [("t", {}, [job(1000)])])
+    other = stored_run(store, [("t", {}, [job(800)])])
+    view = shown(compare_runs([base, other]), False)
+    assert (view.rows[0].cells[1].verdict, view.rows[0].cells[1].basis) == (WORSE, TOLERANCE_ONLY)
+    document = json.loads(to_json(view))
+    assert document["format_version"] == 2
+    assert {v["basis"] for r in document["rows"] for v in r["values"][1:]} == {"tolerance-only"}
+    (line,) = [n for n in document["notes"] if "tolerance-only" in n]
+    assert line.startswith("no repeats: the 10 % tolerance alone decides") and "--repeat 3" in line
+    assert "run 2 basis" in to_csv(view).splitlines()[0]
+
+
+def test_the_wide_repeated_run_of_the_issue_is_inconclusive_and_the_output_says_what_to_do(store):
+    single = stored_run(store, [("t", {}, [job(1000)])])
+    wide = stored_run(store, [("t", {}, [job(v) for v in WIDE_PAIR])])
+    lower = stored_run(store, [("t", {}, [job(800)])])
+    comparison = compare_runs([lower, wide, single])
+    iops = row(comparison, "t", "iops")
+    assert [(c.verdict, c.basis) for c in iops.cells[1:]] == [(INCONCLUSIVE, INTERVAL), (BETTER, TOLERANCE_ONLY)]
+    view = shown(comparison, only_changed=True)
+    assert iops in view.rows, "--only-changed keeps what cannot be told: it may hide a change"
+    markdown = to_markdown(view)
+    assert "| t | read | IOPS | 800 | 1,000 ±533.7 % ! | 1.25x | inconclusive |" in markdown
+    assert f"inconclusive (2 of 8 figures): {REACHES_ZERO}" in markdown
+    assert "--precision 2%" in markdown and "--repeat" in markdown
+    value = json.loads(to_json(view))["rows"][0]["values"][1]
+    assert (value["verdict"], value["basis"], value["reason"]) == ("inconclusive", "interval", REACHES_ZERO)
+
+
+def test_a_point_the_figures_cannot_tell_leads_nobody(store):
+    sizes = [4 * KIB, 8 * KIB, 16 * KIB, 32 * KIB]
+
+    def sweep(mb_per_s):
+        """Each point's repeats of MB/s."""
+        return stored_run(store, [(f"RND{bs // KIB}K", {"bs": bs}, [job(v * 1e6 / bs, bs=bs) for v in mb_per_s(bs)])
+                                  for bs in sizes])
+
+    single = sweep(lambda bs: [50.0] if bs < 16 * KIB else [200.0])
+    precise = sweep(lambda bs: [99.0, 100.0, 101.0])
+    (crossover,) = [x for x in compare_runs([precise, single]).crossovers if x.metric == "mb_per_s"]
+    assert (crossover.value, crossover.below, crossover.leader) == (16 * KIB, 8 * KIB, 1)
+    noisy_above = sweep(lambda bs: [99.0, 100.0, 101.0] if bs < 16 * KIB else [30.0, 170.0, 100.0])
+    comparison = compare_runs([noisy_above, single])
+    assert row(comparison, "RND16K", "mb_per_s").cells[1].verdict == INCONCLUSIVE
+    assert [x for x in comparison.crossovers if x.metric == "mb_per_s"] == []
+
+
+def imported_run(store: Store, fixture: str):
+    """Real fio output stored as import stored it before jobs of one group were combined: a test per job entry."""
+    data = json.loads((LAYOUTS / fixture).read_text())
+    run_id = store.create_run(new_run(suite_name="import", options={"imported_from": fixture}))
+    params = {**DEFAULTS, "pattern": "random", "direction": "read", "jobs": 4}
+    for seq, entry in enumerate(data["jobs"]):
+        output = json.dumps({"fio version": data["fio version"], "jobs": [entry]})
+        (result,) = parse_fio_output(output).jobs
+        store.add_test(run_id, seq, entry["jobname"], params, "", output, "", "2026-01-01T00:00:00+00:00", result)
+    store.finish_run(run_id, "complete")
+    return store.get_run(run_id)
+
+
+def test_one_job_of_a_group_is_never_compared_with_the_whole_group(store):
+    grouped = imported_run(store, "numjobs4-grouped.json")
+    ungrouped = imported_run(store, "numjobs4-ungrouped.json")
+    assert job_parts(grouped) == {} and sorted(job_parts(ungrouped).values()) == [4, 4, 4, 4]
+    comparison = compare_runs([grouped, ungrouped])
+    assert comparison.rows == () and comparison.unmatched == ((), ())
+    assert comparison.refused == (Refusal(0, "numjobs4-grouped", None, (1,)), Refusal(1, "numjobs4-ungrouped", 4, (0,)))
+    notes = json.loads(to_json(shown(comparison, False)))["not_compared"]
+    assert notes[1]["one_job_of"] == 4 and notes[1]["text"].startswith(
+        "not compared, run 2: numjobs4-ungrouped: the figures of one of its 4 jobs (fio output without "
+        "group_reporting, imported a test per job), while run 1 holds the whole group's")
+    # jobs of the same shape on both sides do match, job by job
+    assert len(compare_runs([ungrouped, imported_run(store, "numjobs4-ungrouped.json")]).rows) == 4 * 4
+    result = invoke(store.path, str(grouped.info.id), str(ungrouped.info.id))
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "the figures of one of its 4 jobs" in result.output
+
+
+def test_jobs_of_different_groups_in_one_imported_file_are_whole_groups(store):
+    run_id = store.create_run(new_run(suite_name="import", options={"imported_from": "import-two-jobs.json.json"}))
+    data = extract_json(fixture_text("import-two-jobs.json.json"))
+    for seq, entry in enumerate(data["jobs"]):
+        output = json.dumps({"jobs": [entry]})
+        (result,) = parse_fio_output(output).jobs
+        store.add_test(run_id, seq, entry["jobname"], DEFAULTS, "", output, "", "2026-01-01T00:00:00+00:00", result)
+    assert job_parts(store.get_run(run_id)) == {}

@@ -1,9 +1,13 @@
 """The environment registry and its collectors, over fake sysfs / proc trees and the real machine."""
 
+import json
 import os
+import shutil
 from pathlib import Path
 
-from disklab.env.collect import Mount, collect_device, collect_environment, compression_of, mount_of, underlying_disks
+from disklab.env.collect import (
+    Mount, collect_device, collect_environment, compression_of, mount_of, ram_backing, underlying_disks,
+)
 from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
 
 
@@ -104,7 +108,7 @@ def test_device_facts_come_from_sysfs_and_missing_ones_are_unknown(tmp_path):
         "device.sda.size_bytes": 1024000, "device.sda.rotational": False, "device.sda.logical_block_size": 512,
         "device.sda.physical_block_size": 4096, "device.sda.scheduler": "mq-deadline", "device.sda.nr_requests": 64,
         "device.sda.write_cache": "write through", "device.sda.interface": None,
-        "device.sda.interface_ceiling_bytes_per_s": None,
+        "device.sda.interface_ceiling_bytes_per_s": None, "device.sda.ram_backing": "none",
     }
     assert set(collect_device("nosuch", str(tmp_path)).values()) == {None}
 
@@ -174,3 +178,81 @@ def test_a_resumed_run_keeps_its_first_environment_and_notes_what_changed(tmp_pa
             "kernel": "6.1", "devices": "sda, sdb", "resumed_with": {"kernel": "6.8"},
         }
         assert format_value("resumed_with", {"kernel": "6.8"}) == "kernel = 6.8"
+
+
+# Captured on this project's test machine by tests/fixtures/env/capture_ram_targets.py (see the README there).
+RAM_TARGETS = Path(__file__).parents[1] / "fixtures" / "env" / "ram-targets"
+CAPTURED = json.loads((RAM_TARGETS / "targets.json").read_text())
+
+
+def _captured(tmp_path: Path | None = None) -> tuple[str, str]:
+    """sysfs and proc of the capture; a private copy when a test alters it."""
+    root = RAM_TARGETS
+    if tmp_path is not None:
+        root = tmp_path / "ram-targets"
+        shutil.copytree(RAM_TARGETS, root, symlinks=True)
+    return str(root / "sys"), str(root / "proc")
+
+
+def test_zram_and_a_loop_device_over_a_file_on_tmpfs_are_held_in_ram():
+    sysfs, proc = _captured()
+    assert ram_backing(CAPTURED["zram"], sysfs, proc) == "zram (compressed RAM)"
+    tmpfs = CAPTURED["tmpfs"]
+    assert ram_backing(CAPTURED["loop_on_tmpfs"], sysfs, proc) == (
+        f"a loop device over {tmpfs}/disk.img, a file on tmpfs ({tmpfs})")
+    facts = collect_device(CAPTURED["zram"], sysfs, proc)
+    assert facts[f"device.{CAPTURED['zram']}.ram_backing"] == "zram (compressed RAM)"
+
+
+def test_the_real_disk_and_a_loop_device_over_a_file_on_it_are_not():
+    sysfs, proc = _captured()
+    assert ram_backing(CAPTURED["disk"], sysfs, proc) == "none"
+    assert ram_backing(CAPTURED["loop_on_disk"], sysfs, proc) == "none"
+
+
+def test_a_loop_device_over_a_loop_device_in_ram_is_followed_to_it(tmp_path):
+    sysfs, proc = _captured(tmp_path)
+    inner = CAPTURED["loop_on_tmpfs"]
+    # An ext4 on the tmpfs-backed loop device, and a second loop device over a file on that ext4.
+    number = (Path(sysfs) / "block" / inner / "dev").read_text().strip()
+    with open(Path(proc) / "self" / "mountinfo", "a") as mountinfo:
+        mountinfo.write(f"50 27 {number} / /mnt/on-{inner} rw,relatime - ext4 /dev/{inner} rw\n")
+    outer = Path(sysfs) / "block" / CAPTURED["loop_on_disk"] / "loop" / "backing_file"
+    outer.write_text(f"/mnt/on-{inner}/inner.img\n")
+    assert ram_backing(CAPTURED["loop_on_disk"], sysfs, proc) == (
+        f"a loop device over /mnt/on-{inner}/inner.img, a file on {inner}, "
+        f"a loop device over {CAPTURED['tmpfs']}/disk.img, a file on tmpfs ({CAPTURED['tmpfs']})")
+
+
+def test_a_deleted_backing_file_still_lies_on_its_mount_and_an_unbound_loop_device_is_unknown(tmp_path):
+    sysfs, proc = _captured(tmp_path)
+    backing = Path(sysfs) / "block" / CAPTURED["loop_on_tmpfs"] / "loop" / "backing_file"
+    backing.write_text(f"{CAPTURED['tmpfs']}/disk.img (deleted)\n")
+    assert ram_backing(CAPTURED["loop_on_tmpfs"], sysfs, proc).endswith(f"a file on tmpfs ({CAPTURED['tmpfs']})")
+    shutil.rmtree(backing.parent)  # what sysfs shows of a loop device with no file attached
+    assert ram_backing(CAPTURED["loop_on_tmpfs"], sysfs, proc) is None
+
+
+def test_without_the_kernels_list_of_block_drivers_nothing_is_claimed(tmp_path):
+    sysfs, proc = _captured(tmp_path)
+    (Path(proc) / "devices").unlink()
+    assert ram_backing(CAPTURED["zram"], sysfs, proc) is None
+
+
+def test_brd_and_pmem_carved_from_ram_are_held_in_ram(tmp_path):
+    # Neither exists on the capture machine (its kernel lacks brd and legacy pmem); the shapes follow the kernel:
+    # brd registers major 1 as "ramdisk" (drivers/block/brd.c), nd_e820 names its bus provider "e820"
+    # (drivers/nvdimm/e820.c) and pmem disks sit under ndbusN/regionN/namespaceN.N/block/.
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "devices").write_text("Character devices:\n  1 mem\n\nBlock devices:\n  1 ramdisk\n259 blkext\n")
+    _disk(tmp_path, "ram0", "1:0")
+    bus = tmp_path / "devices" / "platform" / "e820_pmem" / "ndbus0"
+    (bus / "region0" / "namespace0.0" / "block" / "pmem0" / "queue").mkdir(parents=True)
+    (bus / "provider").write_text("e820\n")
+    (bus / "region0" / "namespace0.0" / "block" / "pmem0" / "dev").write_text("259:0\n")
+    _link(tmp_path / "block" / "pmem0", bus / "region0" / "namespace0.0" / "block" / "pmem0")
+    assert ram_backing("ram0", str(tmp_path), str(proc)) == "a brd RAM disk"
+    assert ram_backing("pmem0", str(tmp_path), str(proc)).startswith("pmem on an e820 range (memmap= takes it from RAM")
+    (bus / "provider").write_text("ACPI.NFIT\n")  # a real NVDIMM described by the firmware
+    assert ram_backing("pmem0", str(tmp_path), str(proc)) == "none"

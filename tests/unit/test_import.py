@@ -1,13 +1,18 @@
-"""`disklab import`: real fio 3.33 output (json, json+, client/server) becomes a run with fio's own figures."""
+"""`disklab import`: real fio output (every layout in tests/fixtures/fio/layouts, json, json+, client/server)
+becomes a run with fio's own figures; one fio job is one test; failed jobs are failed tests."""
 
 import json
+import os
+import re
 
 import pytest
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.fio.parse import PERCENTILES, parse_fio_output
-from disklab.importer import read_fio_json, store_import
+from disklab.fio.parse import PERCENTILES, parse_fio_output, parse_job
+from disklab.importer import (
+    APPROXIMATE_FLAG, COMBINED_FLAG, FIO_ERROR_FLAG, client_entries, read_fio_json, store_import,
+)
 from disklab.report.table import run_label
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
@@ -16,6 +21,14 @@ from tests.conftest import FIO_FIXTURES, fixture_json
 STANDALONE = ("import-two-jobs.json.json", "import-two-jobs.jsonplus.json", "randrw-70-4k-4jobs.jsonplus.json",
               "psync-note-before-json.json", "write-4k-fsync.json.json")
 CLIENT_SERVER = ("import-client-one-host.json", "import-client-two-hosts.json")
+LAYOUTS = FIO_FIXTURES / "layouts"
+# Every layout fixture disklab stores (the others are refused: trim modes, unified_rw_reporting, fio 2.1 without
+# total_ios); real fio 3.33 output unless named layout-fio-* (rewritten by the rule in the layouts README).
+IMPORTED_LAYOUTS = sorted(
+    p.name for p in LAYOUTS.iterdir()
+    if p.suffix in (".json", ".txt")
+    and not p.name.startswith(("rw-trim", "rw-randtrim", "unified-", "layout-fio-2.1."))
+)
 
 
 def invoke(*args):
@@ -159,8 +172,11 @@ REFUSALS = {
     "only-aggregate": ('{"client_stats": [{"jobname": "All clients"}]}', "holds no jobs"),
     "normal": (fio_text_outputs()["normal"], "fio's normal text output"),
     "terse": (fio_text_outputs()["terse"], "fio's terse output"),
-    "fio-2": (fio_2_output(), "fio 3.x only"),
-    "bad-layout": (fio_3_output_without_latency(), "not in fio 3.x's JSON layout"),
+    "fio-2": (fio_2_output(), "read has neither 'lat_ns' (fio 3.x) nor 'lat' (fio 2.x)"),
+    "bad-layout": (fio_3_output_without_latency(), "read has neither 'lat_ns'"),
+    "mixed-only": ((LAYOUTS / "unified-mixed.json").read_text(), "unified_rw_reporting"),
+    "fio-2.1": ((LAYOUTS / "layout-fio-2.1.randrw.json").read_text(), "lacks 'total_ios'"),
+    "kb-base": (json.dumps({"jobs": [{"jobname": "k", "job options": {"kb_base": "1001"}}]}), "kb_base=1001"),
 }
 
 
@@ -175,6 +191,24 @@ def test_what_cannot_be_read_is_refused_in_one_line_with_exit_2(case, tmp_path):
     assert result.output.startswith(f"disklab: error: {path}: ") and message in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not default_store_path().exists() or invoke("runs").output.startswith("no runs")
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_a_refused_file_leaves_the_stored_runs_unchanged(case, tmp_path):
+    """Import checks the whole file before it writes: no failed run is left behind."""
+    import_and_read("import-two-jobs.json.json")
+    before = runs_in_store()
+    content, _ = REFUSALS[case]
+    path = tmp_path / f"{case}.json"
+    if content is not None:
+        path.write_text(content)
+    assert invoke("import", str(FIO_FIXTURES / "import-two-jobs.json.json"), str(path)).exit_code == 2
+    assert runs_in_store() == before
+
+
+def runs_in_store() -> list[tuple]:
+    with Store(default_store_path()) as store:
+        return [(r.id, r.status, r.finished_tests) for r in store.list_runs()]
 
 
 def test_an_unreadable_option_is_refused_before_anything_is_stored(tmp_path):
@@ -196,3 +230,181 @@ def test_store_import_leaves_a_failed_run_when_the_store_refuses_a_test(tmp_path
             store_import(store, imported, None)
         (run,) = store.list_runs()
     assert run.status == "failed" and run.finished_tests == 1
+
+
+def source_entries(name: str) -> list[dict]:
+    """The job entries of a layout fixture, as fio/parse.py finds the report in the file."""
+    from disklab.fio.parse import read_fio_document
+    data = read_fio_document((LAYOUTS / name).read_text()).data
+    return client_entries(data) if "client_stats" in data else data["jobs"]
+
+
+@pytest.mark.parametrize("name", IMPORTED_LAYOUTS)
+def test_every_layout_imports_with_the_figures_fio_wrote(name):
+    """Each stored figure equals the parser's reading of the source entry (fio 3.33 files: fio's own fields)."""
+    record = import_and_read(f"layouts/{name}")
+    entries = source_entries(name)
+    if name.startswith("numjobs4-ungrouped"):
+        return  # one test for the four entries: see the combining tests below
+    assert len(record.tests) == len(entries)
+    for test, entry in zip(record.tests, entries):
+        job = parse_job(entry)
+        if job.error:
+            assert test.metrics == () and dict(test.flags)[FIO_ERROR_FLAG].startswith(f"fio error {job.error} ")
+            continue
+        assert test.metrics == job.directions != ()
+        if "bw_bytes" in entry.get("read", {}):  # fio 3.33's own fields, no conversion
+            assert stored_figures(test) == fio_figures(entry)
+        assert (test.usr_cpu_percent, test.sys_cpu_percent) == (entry["usr_cpu"], entry["sys_cpu"])
+    assert record.info.status == ("failed" if name.startswith("failed-") else "complete")
+
+
+def test_what_the_reader_skipped_is_kept_with_the_run():
+    record = import_and_read("layouts/status-interval.txt")
+    assert record.info.options["import_notes"] == ["kept the last of 4 JSON reports (fio --status-interval)"]
+    older = import_and_read("layouts/layout-fio-2.20.randrw.json").tests[0]
+    assert "usec" in dict(older.flags)["fio_layout"]
+
+
+def test_jobs_of_one_group_without_group_reporting_are_one_test_combined_as_fio_would():
+    entries = source_entries("numjobs4-ungrouped.json")
+    assert len(entries) == 4 and len({e["groupid"] for e in entries}) == 1
+    (test,) = import_and_read("layouts/numjobs4-ungrouped.json").tests
+    (read,) = test.metrics
+    parts = [e["read"] for e in entries]
+    total_ios = sum(p["total_ios"] for p in parts)
+    assert (test.label, test.params["jobs"]) == ("numjobs4-ungrouped", 4)
+    assert read.iops == sum(p["iops"] for p in parts)
+    assert read.bw_bytes_per_s == sum(p["bw_bytes"] for p in parts)
+    assert (read.io_bytes, read.total_ios) == (sum(p["io_bytes"] for p in parts), total_ios)
+    assert read.runtime_ms == max(p["runtime"] for p in parts)
+    assert read.lat_mean_ns == sum(p["lat_ns"]["mean"] * p["total_ios"] for p in parts) / total_ios
+    assert read.clat_max_ns == max(p["clat_ns"]["max"] for p in parts)
+    # json without bins: each percentile is the jobs' highest, and the test says so.
+    assert read.clat_percentiles_ns == {
+        ours: max(p["clat_ns"]["percentile"][theirs] for p in parts) for theirs, ours in PERCENTILES.items()}
+    flags = dict(test.flags)
+    assert "highest of the 4 jobs'" in flags[APPROXIMATE_FLAG]
+    assert flags[COMBINED_FLAG].startswith("4 fio jobs written without group_reporting")
+    assert all(f"read {p['iops']:g} IOPS" in flags[COMBINED_FLAG] for p in parts)
+    # Each job's figures stay stored: the test's fio output holds the four entries, re-read by the parser.
+    assert [j.directions for j in parse_fio_output(test.fio_output).jobs] == [parse_job(e).directions for e in entries]
+
+
+def test_a_grouped_and_an_ungrouped_import_of_the_same_job_are_the_same_workload():
+    grouped = import_and_read("layouts/numjobs4-grouped.json").tests[0]
+    ungrouped = import_and_read("layouts/numjobs4-ungrouped.json").tests[0]
+    keys = ("pattern", "direction", "bs", "iodepth", "jobs", "size", "engine")
+    assert {k: grouped.params[k] for k in keys} == {k: ungrouped.params[k] for k in keys}
+    assert COMBINED_FLAG not in dict(grouped.flags)
+    result = invoke("compare", "last~1", "last")
+    assert result.exit_code == 0 and "numjobs4-grouped" in result.output and "no test in common" not in result.output
+
+
+def test_json_plus_bins_give_the_combined_percentiles_exactly(tmp_path):
+    """Combining reuses hosts/aggregate.py: percentiles from the jobs' summed json+ bins, no approximation."""
+    from disklab.hosts.aggregate import histogram_percentiles
+    data = fixture_json("randrw-70-4k-4jobs.jsonplus.json")
+    entry = data["jobs"][0]
+    twin = {**entry, "read": {**entry["read"], "iops": entry["read"]["iops"] / 2}}
+    data["jobs"] = [entry, twin]  # two entries of one job: what fio writes for numjobs=2 without group_reporting
+    path = tmp_path / "twin.json"
+    path.write_text(json.dumps(data))
+    (test,) = read_fio_json(path).tests
+    read = next(d for d in test.job.directions if d.direction == "read")
+    bins = {float(k): 2 * v for k, v in entry["read"]["clat_ns"]["bins"].items()}
+    assert read.clat_percentiles_ns == histogram_percentiles(bins)
+    assert read.iops == entry["read"]["iops"] * 1.5
+    assert APPROXIMATE_FLAG not in dict(test.flags)
+
+
+FAILED = "layouts/failed-dev-full.stdout+stderr.txt"
+
+
+def test_a_file_of_failed_jobs_is_a_failed_run_with_fios_error():
+    record = import_and_read(FAILED)
+    (test,) = record.tests
+    message = f"fio error 28 ({os.strerror(28)})"
+    assert record.info.status == "failed"
+    assert record.info.error.startswith(f"fio reported an error for every job: {message}")
+    assert test.metrics == ()  # a failed job's counters are no measurement
+    flag = dict(test.flags)[FIO_ERROR_FLAG]
+    assert flag.startswith(message) and "fio: pid=" in flag and "err=28/file:io_u.c" in flag
+    assert "failed (fio reported an error)" in invoke("import", str(FIO_FIXTURES / FAILED)).output
+
+
+def test_one_failed_job_among_good_ones_is_a_failed_test_of_a_complete_run(tmp_path):
+    failed = source_entries("failed-dev-full.json")[0]
+    data = fixture_json("import-two-jobs.json.json")
+    data["jobs"].append(failed)  # as fio writes a job file whose third job fails
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(data))
+    result = invoke("import", str(path))
+    assert result.exit_code == 0 and "3 tests, 1 failed" in result.output
+    with Store(default_store_path()) as store:
+        record = store.get_run(store.resolve_run_id("last"))
+    assert record.info.status == "complete"
+    assert [FIO_ERROR_FLAG in dict(t.flags) for t in record.tests] == [False, False, True]
+
+
+@pytest.mark.parametrize("command", [
+    ("show", "last"), ("show", "last", "--format", "json"), ("show", "last", "--format", "csv"),
+    ("show", "last", "--format", "markdown"), ("show", "last", "--jobfile"), ("show", "last", "--env"),
+    ("runs",), ("runs", "--format", "json"), ("report", "last", "-o", "{tmp}/r.html"),
+    ("compare", "last~1", "last"), ("compare", "last", "last~1"),
+])
+def test_no_command_crashes_on_a_failed_run(command, tmp_path):
+    import_and_read("layouts/rw-write.json")
+    import_and_read(FAILED)
+    result = invoke(*(part.format(tmp=tmp_path) for part in command))
+    assert result.exit_code in (0, 2), result.output  # 2: compare finds no figure in common, in one line
+    assert "internal error" not in result.output
+    if command[:2] == ("show", "last") and len(command) == 2:
+        assert "fio error 28" in result.output
+    if "json" in command and command[0] == "show":
+        exported = json.loads(result.output)
+        assert exported["run"]["status"] == "failed" and FIO_ERROR_FLAG in exported["tests"][0]["flags"]
+
+
+def with_options(tmp_path, **options) -> dict:
+    """import-two-jobs' first job with other options (fio wrote the figures; only the options are read here)."""
+    data = fixture_json("import-two-jobs.json.json")
+    data["jobs"] = data["jobs"][:1]
+    data["jobs"][0]["job options"].update(options)
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(data))
+    return read_fio_json(path).tests[0].params
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({"size": "50000Mi"}, {"size": 50000 * 1024**2}),
+    ({"size": "1MiB"}, {"size": 1_000_000}),  # fio's default kb_base=1024: IEC prefixes are powers of 1000
+    ({"size": "16MB"}, {"size": 16 * 1024**2}),  # ... and SI prefixes powers of 1024
+    ({"kb_base": "1000", "size": "1MiB"}, {"size": 1024**2}),
+    ({"kb_base": "1000", "size": "16MB"}, {"size": 16_000_000}),
+    ({"size": "1MiB", "kb_base": "1000"}, {"size": 1_000_000}),  # fio reads options in order: kb_base came too late
+    ({"size": "50%"}, {"size": None}),
+    ({"bs": "4KiB"}, {"bs": 4000}),
+    ({"bs": "4k,64k", "rw": "randwrite"}, {"bs": 65536}),  # writes use the second value
+    ({"bs": "4k-64k", "rw": "randwrite"}, {"bs": 65536}),  # to fio's bs a '-' separates directions too
+    ({"bs": ",64k", "rw": "randread"}, {"bs": 4096}),  # reads keep fio's default
+    ({"bssplit": "4KB/50:64KiB/50"}, {"bssplit": "4k/50:64000/50", "bs": 4096}),
+    ({"rate_iops": "1k"}, {"rate_iops": 1024}),
+    ({"numjobs": "2", "iodepth": "8"}, {"jobs": 2, "iodepth": 8}),
+])
+def test_job_options_are_read_as_fio_reads_them(options, expected, tmp_path):
+    params = with_options(tmp_path, **options)
+    assert {k: params[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bs": "4k,64k", "rw": "randrw"}, "gives reads and writes different block sizes (4096, 65536 bytes)"),
+    ({"bsrange": "4k-64k"}, "a range of block sizes"),
+    ({"bssplit": "4k/50:64k"}, "leaves a share blank"),
+    ({"rate": "1m,2m", "rw": "randrw"}, "rate=1m,2m differs between reads and writes"),
+    ({"filesize": "1m-4m"}, "a range of file sizes"),
+    ({"size": "(1+2)k"}, "arithmetic"),
+])
+def test_options_one_disklab_test_cannot_hold_are_refused_with_the_reason(options, message, tmp_path):
+    with pytest.raises(Exception, match=re.escape(message)):
+        with_options(tmp_path, **options)

@@ -6,7 +6,7 @@ from disklab.errors import StoreError, UserError
 from disklab.fio.logs import Series, SeriesPoint, parse_logs
 from disklab.fio.parse import DirectionMetrics, JobResult, parse_fio_output
 from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
-from disklab.store.repository import NewRun, Store
+from disklab.store.repository import NewRun, RunFilter, Store
 from tests.conftest import fixture_text
 from tests.unit.test_logs import fixture_logs
 
@@ -220,3 +220,80 @@ def test_a_version_4_store_keeps_its_metrics_and_series_and_takes_pgbench_transa
     after = stored_rows(path)
     assert after["metrics"][0] == before["metrics"][0] and after["series"][0] == before["series"][0]
     assert record.tests[1].metrics == (metrics,) and record.tests[1].series[0].direction == "transaction"
+
+
+def test_the_final_schema_lists_runs_through_indexes(tmp_path):
+    """Counting a run's tests reads an index, never the tests' rows (their host lies after fio's whole output)."""
+    with Store(tmp_path / "r.db") as store:
+        indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        plan = " ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + _RUN_LIST_QUERY))
+        running = " ".join(r[3] for r in store.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id, pid FROM runs WHERE status = 'running' AND hostname = 'h'"))
+    assert {"tests_by_run_host", "runs_by_suite", "runs_by_target", "runs_by_start", "runs_running"} <= indexes
+    assert "COVERING INDEX tests_by_run_host" in plan and "SCAN tests" not in plan
+    assert "runs_running" in running
+
+
+_RUN_LIST_QUERY = (
+    "SELECT (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
+    " OR json_extract(runs.options_json, '$.hosts') IS NULL)) FROM runs ORDER BY id DESC LIMIT 20"
+)
+
+
+def columns_read(store: Store) -> list[tuple[str, str]]:
+    """Every (table, column) SQLite is asked to read from now on."""
+    read: list[tuple[str, str]] = []
+
+    def authorize(action, table, column, *_):
+        if action == sqlite3.SQLITE_READ:
+            read.append((table, column))
+        return sqlite3.SQLITE_OK
+
+    store.conn.set_authorizer(authorize)
+    return read
+
+
+RAW_COLUMNS = {("tests", "fio_output"), ("tests", "jobfile"), ("tests", "fio_stderr"), ("runs", "suite_text")}
+
+
+def test_listing_and_getting_a_run_read_no_raw_text_until_asked(tmp_path):
+    output = fixture_text("randread-4k-q32.jsonplus.json")
+    (job,) = parse_fio_output(output).jobs
+    store = Store(tmp_path / "r.db")
+    run_id = store.create_run(new_run(planned_tests=3))
+    for seq in range(2):
+        store.add_test(run_id, seq, f"t{seq}", {}, f"[job{seq}]\n", output, "", "2026-01-01T00:00:00+00:00", job)
+    read = columns_read(store)
+    (info,) = store.list_runs()
+    assert store.count_runs() == 1 and (info.finished_tests, info.planned_tests) == (2, 3)
+    assert not RAW_COLUMNS & set(read)
+    record = store.get_run(run_id)
+    assert not {("tests", "fio_output"), ("tests", "jobfile")} & set(read)
+    store.close()
+    # Read on first use, even once the store is closed (commands render after closing it).
+    assert [(t.jobfile, t.fio_output) for t in record.tests] == [("[job0]\n", output), ("[job1]\n", output)]
+
+
+def test_runs_are_listed_newest_first_and_filtered(tmp_path):
+    output = fixture_text("randread-4k-q32.json.json")
+    (job,) = parse_fio_output(output).jobs
+    with Store(tmp_path / "r.db") as store:
+        made = [
+            store.create_run(new_run(name="Größe alt", started_at="2026-01-01T00:00:00+00:00")),
+            store.create_run(new_run(suite_name="disk", target="/mnt/y", started_at="2026-02-01T00:00:00+00:00")),
+            store.create_run(new_run(name="GRÖSSE neu", hostname="other", started_at="2026-03-01T00:00:00+00:00")),
+        ]
+        store.add_test(made[1], 0, "remote", {}, "", output, "", "2026-02-01T00:00:00+00:00", job, host="server-a")
+
+        def ids(**where) -> list[int]:
+            listed = [info.id for info in store.list_runs(where=RunFilter(**where))]
+            assert store.count_runs(RunFilter(**where)) == len(listed)
+            return listed
+
+        assert ids() == made[::-1] and [info.id for info in store.list_runs(2)] == made[:0:-1]
+        assert ids(suite="disk") == ids(targets=("/mnt/y", "/mnt/y/")) == [made[1]]
+        assert ids(host="other") == [made[2]] and ids(host="server-a") == [made[1]]
+        assert ids(since="2026-02-01T00:00:00+00:00") == made[:0:-1]
+        assert ids(name="grösse") == [made[2], made[0]] and ids(name="100%") == []
+        assert ids(suite="quick", host="testhost", name="alt") == [made[0]]
+        assert store.list_runs(2**70) == store.list_runs()

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from disklab.errors import UserError
-from disklab.plan import Overrides, build_plan, expand_suite, fit_to_target, resolve_engines
+from disklab.plan import Overrides, build_plan, count_tests, expand_suite, fit_to_target, resolve_engines
 from disklab.suite.loader import builtin_names, load_suite, parse_suite
 
 GRID = """
@@ -76,6 +76,15 @@ def test_overrides_win_and_read_only_drops_writers():
         ("name = \n", "TOML"),
         ('name="x"\n[[group]]\nname="g"\nlabel="Q{depth}"\n', "label"),
         ('name="x"\n[[group]]\nname="g"\nlog_interval="0.5ms"\n', "log_interval"),
+        ('name="x"\n[[group]]\nname="g"\nlabel="{direction:x}"\n', "label"),
+        ('name="x"\n[[group]]\nname="g"\nlabel="{pattern:>999999999999}"\n', "label"),
+        ('name="x"\n[[group]]\nname="g"\nlabel="' + "x" * 201 + '"\n', "label"),
+        ('name="x"\n[[group]]\nname="g"\niodepth=[[1]]\n', "iodepth"),
+        ('name="x"\n[[group]]\nname="g"\nruntime=nan\n', "runtime"),
+        ('name="x"\n[[group]]\nname="g"\nregion=["first:10%", 5]\n', "region"),
+        ('name="x"\n[view]\nrows="group"\ncolumns=[[1]]\n[[group]]\nname="g"\n', "columns"),
+        ('name="x"\n[view]\nrows=["group"]\n[[group]]\nname="g"\n', "rows"),
+        ('name="x"\n[[group]]\nname="g"\nbs=' + "[" * 1000 + "]" * 1000 + "\n", "nested"),
     ],
 )
 def test_errors_name_the_file_and_the_field(text, field):
@@ -151,3 +160,19 @@ def test_a_block_larger_than_the_data_set_is_refused_at_plan_time():
     suite = parse_suite('name="b"\n[[group]]\nname="g"\nbs="2M"\nsize="1M"\n', "x", "b.toml")
     with pytest.raises(UserError, match="larger than its data set"):
         build_plan(suite)
+
+
+def test_tests_are_counted_without_expanding():
+    suite = parse_suite(GRID + 'repeat = 3\n[[group]]\nname = "h"\njobs = [1, 2, 4]\n', "x", "count.toml")
+    assert count_tests(suite) == len(expand_suite(suite)) == 8 * 3 + 3
+    with pytest.raises(UserError, match="count.toml expands to 27 tests, more than the limit of 26 per run"):
+        build_plan(suite, Overrides(max_tests=26))
+    assert len(build_plan(suite, Overrides(max_tests=27)).tests) == 27
+
+
+def test_nrfiles_alone_splits_the_size_among_the_files():
+    suite = parse_suite('name = "x"\n[[group]]\nname = "g"\nnrfiles = 17\nsize = "170M"\nbs = "64k"\n', "x", "s.toml")
+    (test,) = build_plan(suite).tests
+    assert test.file_set and test.nrfiles == 17 and test.filesize == 10 * 2**20 and test.size == 170 * 2**20
+    (scaled,) = build_plan(suite, Overrides(size=17 * 2**20)).tests
+    assert scaled.nrfiles == 17 and scaled.filesize == 2**20

@@ -61,6 +61,30 @@ def test_a_compressing_file_system_flags_every_test_and_says_writes_are_incompre
     assert flag == "compressing-fs" and "btrfs compress=zstd:3" in message and "refill_buffers=1" in message
 
 
+def test_a_target_in_ram_flags_every_test_with_what_holds_it():
+    big = replace(RND4K_READ, size=32 * GIB)  # direct and far beyond the RAM: no other trap applies
+    ((flag, message),) = cache_traps(big, job(1.9e9), {**ENV, "fs_type": "tmpfs"}, [])
+    assert flag == "memory-target"
+    assert message == ("the file system is tmpfs, which keeps its files in RAM: these figures are memory's, not a "
+                       "disk's (direct I/O does not change that)")
+    for fs_type in ("ramfs", "devtmpfs", "hugetlbfs"):
+        assert flags(big, job(1e9), {**ENV, "fs_type": fs_type}) == ["memory-target"]
+    env = {**ENV, "fs_type": "ext4", "device.zram1.ram_backing": "zram (compressed RAM)",
+           "device.vda.ram_backing": "none"}
+    ((_, message),) = cache_traps(big, job(1e9), env, [])
+    assert message.startswith("zram1 is zram (compressed RAM): these figures are memory's")
+    buffered = cache_traps(replace(big, direct=False, size=64 * 2**20), job(1e9), {**ENV, "fs_type": "tmpfs"}, [])
+    assert [flag for flag, _ in buffered] == ["memory-target", "page-cache"]
+    assert buffered[0][1].endswith("these figures are memory's, not a disk's")
+
+
+def test_a_real_disk_or_an_unknown_backing_is_not_flagged_as_memory():
+    big = replace(RND4K_READ, size=32 * GIB)
+    assert flags(big, job(1e9), {**ENV, "fs_type": "ext4", "device.vda.ram_backing": "none"}) == []
+    assert flags(big, job(1e9), {**ENV, "fs_type": "ext4", "device.loop3.ram_backing": None}) == []
+    assert flags(big, job(1e9), {**ENV, "fs_type": None}) == []
+
+
 def test_execute_schedule_stores_the_flags_with_the_test(tmp_path):
     plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     plan = replace(plan, tests=(replace(plan.tests[4], direct=False, size=64 * 2**20),))

@@ -40,3 +40,32 @@ def test_duration_formatting():
 )
 def test_sizes_are_shown_in_the_largest_exact_unit(n, text):
     assert format_size(n) == text
+
+
+@pytest.mark.parametrize("value", [2**60 + 1, 10**400, "9" * 400, "9" * 400 + "k", "1025P", "2000000T", -1, "4٣k",
+                                   "1" + " " * 200 + "k", [4096], None, True, float("nan"), float("inf")])
+def test_sizes_beyond_reason_or_of_other_types_are_rejected(value):
+    with pytest.raises(ValueError):
+        parse_size(value)
+
+
+def test_sizes_are_exact_integers_up_to_one_exbibyte():
+    assert parse_size("1048576T") == 2**60 and parse_size(2**60) == 2**60
+    assert parse_size("0.5k") == 512 and parse_size("1.25M") == 1310720
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), 10**400, "9" * 400, "721h",
+                                   30 * 86400 + 1, -0.5, "nan", "inf", [5], None, True])
+def test_durations_are_finite_and_at_most_thirty_days(value):
+    with pytest.raises(ValueError):
+        parse_duration(value)
+
+
+def test_thirty_days_is_the_longest_duration():
+    assert parse_duration("720h") == 30 * 86400.0
+
+
+def test_messages_quote_values_briefly():
+    with pytest.raises(ValueError) as caught:
+        parse_size("9" * 400)
+    assert len(str(caught.value)) < 120

@@ -1,25 +1,39 @@
 """Stored runs side by side: tests matched by their parameters, each figure judged against the baseline run.
 
-A difference counts (better / worse) only when it is larger than the tolerance and, when both runs repeated the
-test, Welch's t-test also finds it significant at 95 % (asv's rule: a factor and a significance test). Without
-repeats the tolerance alone decides, so it must be at least the disk's run-to-run spread.
+A difference counts (better / worse) only when it is larger than the tolerance and the figures' spread supports it:
+when both runs repeated the test, Welch's t-test finds it significant at 95 % (asv's rule: a factor and a
+significance test) and neither 95 % interval is wider than the difference; when one run repeated it, the other's
+single figure lies outside the range the repeats predict for one more run. Where the spread cannot tell, the verdict
+says so (inconclusive) instead of guessing. Without repeats the tolerance alone decides, and the verdict says that
+is its basis. One job's figures out of a fio group are never matched with a whole group's.
 Pure: RunRecords in, a Comparison out; the report layer renders it.
 """
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from disklab.analysis.stats import Summary, summarize, t_975
 from disklab.env.registry import env_differences
-from disklab.fio.parse import DirectionMetrics
+from disklab.fio.parse import DirectionMetrics, job_groups
 from disklab.report.rows import planned_tests, repeated
 from disklab.store.repository import RunInfo, RunRecord, StoredTest
 from disklab.suite.params import PARAMS
 
 # Run-to-run spread of one disk is 5 % on a good day and far more on a busy one; asv's default factor is 1.1.
 DEFAULT_TOLERANCE_PERCENT = 10.0
-BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
+# within noise: we measured no difference beyond the tolerance; inconclusive: the figures cannot tell.
+BETTER, WORSE, WITHIN_NOISE, INCONCLUSIVE = "better", "worse", "within noise", "inconclusive"
+# What a verdict rests on: both runs repeated the test, one did, or neither (the tolerance alone).
+T_TEST, INTERVAL, TOLERANCE_ONLY = "t-test", "interval", "tolerance-only"
+# Why a verdict is inconclusive.
+REACHES_ZERO = "a 95 % interval reaches zero (wider than ±100 % of its mean): the repeats do not pin the figure down"
+WIDER_THAN_TOLERANCE = ("the difference is within the tolerance, but a 95 % interval is wider than the tolerance: "
+                        "a larger difference could hide in it")
+NOT_SIGNIFICANT = "Welch's t-test does not find the difference significant at 95 %"
+WIDER_THAN_DIFFERENCE = "a 95 % interval is wider than the difference"
+IN_PREDICTION = "the single run's figure lies within the range the repeats predict for one more run"
 # What makes two tests the same test. Left out: names (label, group, metric), how long and how hard a test ran
 # (runtime, ramp, pause, rate caps), the data-set size, engine and offset: those are conditions, and differences in
 # them are named (ConditionDifference) instead of hiding the match.
@@ -68,12 +82,13 @@ class TestKey:
 
     params: tuple[tuple[str, object], ...]
     occurrence: int = 1
+    part_of: int | None = None  # one job's figures out of a fio group of this many jobs; None: the whole group
 
     def get(self, name: str):
         return dict(self.params).get(name)
 
     def without(self, name: str) -> "TestKey":
-        return TestKey(tuple((k, v) for k, v in self.params if k != name), self.occurrence)
+        return TestKey(tuple((k, v) for k, v in self.params if k != name), self.occurrence, self.part_of)
 
 
 @dataclass(frozen=True)
@@ -82,8 +97,9 @@ class Cell:
 
     summary: Summary | None  # None: the run has no such test or figure
     ratio: float | None = None
-    verdict: str | None = None  # BETTER, WORSE or WITHIN_NOISE
-    basis: str | None = None  # "t-test" (both runs repeated the test) or "tolerance"
+    verdict: str | None = None  # BETTER, WORSE, WITHIN_NOISE or INCONCLUSIVE
+    basis: str | None = None  # T_TEST, INTERVAL or TOLERANCE_ONLY
+    reason: str | None = None  # why the verdict is INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -95,8 +111,9 @@ class Row:
     cells: tuple[Cell, ...]  # one per run, the baseline first
 
     @property
-    def changed(self) -> bool:
-        return any(c.verdict in (BETTER, WORSE) for c in self.cells)
+    def within_noise(self) -> bool:
+        """Every judged figure was measured within noise: the row says nothing that --only-changed must keep."""
+        return all(c.verdict == WITHIN_NOISE for c in self.cells[1:] if c.verdict is not None)
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,24 @@ class ConditionDifference:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A test not compared because its match in another run has another shape: one job's figures of a fio group
+    (imported fio output without group_reporting) against the whole group's."""
+
+    run: int  # index into Comparison.runs
+    test: str
+    part_of: int | None  # this test holds one job's figures of a group of this many jobs; None: the whole group's
+    against: tuple[int, ...]  # the runs whose matching test has the other shape
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str
+    basis: str
+    reason: str | None = None  # why the verdict is INCONCLUSIVE
+
+
+@dataclass(frozen=True)
 class Comparison:
     runs: tuple[RunInfo, ...]  # the baseline first
     tolerance_percent: float
@@ -130,10 +165,15 @@ class Comparison:
     unmatched: tuple[tuple[str, ...], ...]  # per run, its tests left out: not in the baseline, or only in the baseline
     env_differences: tuple[tuple[str, ...], ...]  # per run, what differs from the baseline's environment
     conditions: tuple[ConditionDifference, ...]
+    refused: tuple[Refusal, ...]  # tests left out because their match elsewhere has another shape
 
     @property
     def repeated(self) -> bool:
         return any(c.summary is not None and c.summary.n > 1 for row in self.rows for c in row.cells)
+
+    @property
+    def bases(self) -> set[str]:
+        return {c.basis for row in self.rows for c in row.cells[1:] if c.basis}
 
 
 @dataclass(frozen=True)
@@ -152,13 +192,19 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
     units = [_units(record) for record in records]
     compared = [k for k in units[0] if any(k in u for u in units[1:])]
     rows = tuple(row for key in compared for row in _rows(key, units, tolerance_percent))
-    unmatched = tuple(tuple(unit.label for key, unit in u.items() if key not in compared) for u in units)
+    left_out = [[(key, unit.label) for key, unit in u.items() if key not in compared] for u in units]
+    refused = _refusals(left_out, units)
+    unmatched = tuple(
+        tuple(dict.fromkeys(label for _, label in tests if all((r.run, r.test) != (i, label) for r in refused)))
+        for i, tests in enumerate(left_out)
+    )
     return Comparison(
         runs=tuple(r.info for r in records), tolerance_percent=tolerance_percent, rows=rows,
         crossovers=find_crossovers(rows, tolerance_percent),
         unmatched=unmatched,
         env_differences=tuple(_env_differences(records[0], r) for r in records),
         conditions=_conditions(compared, units),
+        refused=refused,
     )
 
 
@@ -166,12 +212,58 @@ def _units(record: RunRecord) -> dict[TestKey, _Unit]:
     """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure."""
     units: dict[TestKey, _Unit] = {}
     seen: dict[tuple, int] = {}
+    parts = job_parts(record)
     for tests in planned_tests(record).values():
-        params = match_params(tests[0].params)
-        seen[params] = seen.get(params, 0) + 1
+        params, part_of = match_params(tests[0].params), parts.get(tests[0].id)
+        seen[params, part_of] = seen.get((params, part_of), 0) + 1
         sample = tuple(tests) if repeated(record) else (tests[-1],)
-        units[TestKey(params, seen[params])] = _Unit(tests[0].label, tests[0].params, sample)
+        units[TestKey(params, seen[params, part_of], part_of)] = _Unit(tests[0].label, tests[0].params, sample)
     return units
+
+
+def job_parts(record: RunRecord) -> dict[int, int]:
+    """Imported tests that each hold one job's figures of a fio job run as several (numjobs without group_reporting):
+    test id -> how many tests share the job.
+
+    Import combines such entries into one test now (job_groups); a run imported before it did holds a test per entry.
+    """
+    if "imported_from" not in record.info.options:
+        return {}
+    owner: dict[int, int] = {}  # id of an entry -> the test that holds it
+    entries = []
+    for test in record.tests:
+        for entry in _entries(test.fio_output):
+            owner[id(entry)] = test.id
+            entries.append(entry)
+    parts = {}
+    for group in job_groups(entries):
+        tests = {owner[id(entry)] for entry in group}
+        if len(tests) > 1:
+            parts.update(dict.fromkeys(tests, len(tests)))
+    return parts
+
+
+def _entries(fio_output: str) -> list[dict]:
+    """The job entries of an imported test's stored fio document; none when it is not one."""
+    try:
+        jobs = json.loads(fio_output).get("jobs", [])
+    except (ValueError, AttributeError):
+        return []
+    return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
+
+
+def _refusals(left_out: list[list[tuple[TestKey, str]]], units: list[dict[TestKey, _Unit]]) -> tuple[Refusal, ...]:
+    """The tests left out whose parameters match a test of another run that has the other shape (job vs group)."""
+    refused: dict[tuple[int, str], Refusal] = {}
+    for i, tests in enumerate(left_out):
+        for key, label in tests:
+            against = tuple(
+                j for j, u in enumerate(units)
+                if j != i and any(k.params == key.params and (k.part_of is None) != (key.part_of is None) for k in u)
+            )
+            if against:
+                refused.setdefault((i, label), Refusal(i, label, key.part_of, against))
+    return tuple(refused.values())
 
 
 def match_params(params: dict) -> tuple[tuple[str, object], ...]:
@@ -213,8 +305,8 @@ def _sample(unit: _Unit, direction: str, metric: CompareMetric) -> Summary | Non
 
 
 def _judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_percent: float) -> Cell:
-    verdict, basis = judge(base, other, metric.higher_is_better, tolerance_percent)
-    return Cell(other, ratio(base, other), verdict, basis)
+    judgement = judge(base, other, metric.higher_is_better, tolerance_percent)
+    return Cell(other, ratio(base, other), judgement.verdict, judgement.basis, judgement.reason)
 
 
 def ratio(base: Summary, other: Summary) -> float | None:
@@ -223,17 +315,50 @@ def ratio(base: Summary, other: Summary) -> float | None:
     return other.mean / base.mean
 
 
-def judge(base: Summary, other: Summary, higher_is_better: bool, tolerance_percent: float) -> tuple[str, str]:
-    """The verdict on `other` against `base`, and what decided it."""
+def judge(base: Summary, other: Summary, higher_is_better: bool, tolerance_percent: float) -> Judgement:
+    """The verdict on `other` against `base`, what it rests on, and why the figures cannot tell if they cannot."""
     r = ratio(base, other)
+    repeats = [s for s in (base, other) if s.n > 1]
+    basis = (TOLERANCE_ONLY, INTERVAL, T_TEST)[len(repeats)]
     beyond_tolerance = r is None or abs(r - 1) * 100 > tolerance_percent
-    if base.n > 1 and other.n > 1:
-        changed, basis = beyond_tolerance and welch_significant(base, other), "t-test"
-    else:
-        changed, basis = beyond_tolerance, "tolerance"
-    if not changed:
-        return WITHIN_NOISE, basis
-    return (BETTER if (other.mean > base.mean) == higher_is_better else WORSE), basis
+    reason = _unsupported(base, other, repeats, beyond_tolerance, tolerance_percent)
+    if reason:
+        return Judgement(INCONCLUSIVE, basis, reason)
+    if not beyond_tolerance:
+        return Judgement(WITHIN_NOISE, basis)
+    return Judgement(BETTER if (other.mean > base.mean) == higher_is_better else WORSE, basis)
+
+
+def _unsupported(base: Summary, other: Summary, repeats: list[Summary], beyond_tolerance: bool,
+                 tolerance_percent: float) -> str | None:
+    """Why the spread of the repeated figures cannot support a verdict; None when it can (or nothing repeated).
+
+    Within noise needs each 95 % interval within the tolerance; better or worse needs, with both runs repeated,
+    Welch's t-test and each mean outside the other's interval, with one repeated, the single figure outside the
+    range the repeats predict for one more run.
+    """
+    difference = abs(other.mean - base.mean)
+    if any(s.ci95_half_width >= abs(s.mean) and s.ci95_half_width > 0 for s in repeats):
+        return REACHES_ZERO  # it admits a figure of zero, or below: the repeats settled nothing
+    if not beyond_tolerance:
+        wide = any(s.ci95_half_width > tolerance_percent / 100 * abs(s.mean) for s in repeats)
+        return WIDER_THAN_TOLERANCE if wide else None
+    if len(repeats) == 2:
+        if not welch_significant(base, other):
+            return NOT_SIGNIFICANT
+        return WIDER_THAN_DIFFERENCE if max(base.ci95_half_width, other.ci95_half_width) > difference else None
+    if len(repeats) == 1 and difference <= _prediction_half_width(repeats[0]):
+        return IN_PREDICTION
+    return None
+
+
+def _prediction_half_width(sample: Summary) -> float:
+    """Half the 95 % prediction interval of one more run: t * s * sqrt(1 + 1/n).
+
+    A single run carries its own run-to-run noise, which the interval of the repeats' mean leaves out; the repeats'
+    spread is the best estimate of it, which widens the interval by sqrt(n + 1).
+    """
+    return sample.ci95_half_width * math.sqrt(sample.n + 1)
 
 
 def welch_significant(a: Summary, b: Summary) -> bool:
@@ -249,8 +374,8 @@ def welch_significant(a: Summary, b: Summary) -> bool:
 def find_crossovers(rows: Sequence[Row], tolerance_percent: float) -> tuple[Crossover, ...]:
     """Per swept parameter, metric and direction, with the rest held equal: where the leading run changes.
 
-    A point leads only when its best run beats every other run beyond noise; ties are skipped, so noise does not
-    make crossovers.
+    A point leads only when judge() finds its best run better than every other run; ties and points the figures
+    cannot tell are skipped, so noise does not make crossovers.
     """
     crossovers = []
     for parameter in SWEPT_PARAMS:
@@ -282,7 +407,7 @@ def _leader(row: Row, metric: CompareMetric, tolerance_percent: float) -> int | 
     pick = max if metric.higher_is_better else min
     best, best_summary = pick(present, key=lambda p: p[1].mean)
     beaten = all(
-        judge(s, best_summary, metric.higher_is_better, tolerance_percent)[0] == BETTER
+        judge(s, best_summary, metric.higher_is_better, tolerance_percent).verdict == BETTER
         for i, s in present if i != best
     )
     return best if beaten else None

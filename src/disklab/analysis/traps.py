@@ -1,4 +1,4 @@
-"""Cache traps: figures that are probably the page cache's, the interface's impossibility, or compression's.
+"""Cache traps: figures that are probably the page cache's or RAM's, the interface's impossibility, or compression's.
 
 Each check looks at one finished test, the run's environment (registry keys)
 and the tests finished before it, and returns (flag, message) pairs; the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from disklab.env.registry import DEVICE_PREFIX
+from disklab.env.registry import DEVICE_PREFIX, MEMORY_FS_TYPES
 from disklab.fio.parse import JobResult
 from disklab.suite.model import TestSpec
 from disklab.units import format_size
@@ -22,6 +22,7 @@ CEILING_MARGIN = 1.1
 
 def cache_traps(test: TestSpec, job: JobResult, env: dict, earlier: Sequence[tuple[TestSpec, JobResult]]) -> list[tuple[str, str]]:
     flags = []
+    flags += _memory_target(test, env)
     flags += _page_cache(test, env)
     flags += _beyond_interface(job, env)
     flags += _faster_than_direct(test, job, earlier)
@@ -33,6 +34,20 @@ def data_set_bytes(test: TestSpec) -> int | None:
     if test.file_set:
         return test.nrfiles * test.filesize
     return test.size
+
+
+def _memory_target(test: TestSpec, env: dict) -> list[tuple[str, str]]:
+    """A file system in RAM, or a disk under the target whose data RAM holds (env/collect.py: ram_backing)."""
+    held = []
+    if env.get("fs_type") in MEMORY_FS_TYPES:
+        held.append(f"the file system is {env['fs_type']}, which keeps its files in RAM")
+    for key, value in env.items():
+        if key.startswith(DEVICE_PREFIX) and key.endswith(".ram_backing") and value not in (None, "none"):
+            held.append(f"{key[len(DEVICE_PREFIX):].rpartition('.')[0]} is {value}")
+    if not held:
+        return []
+    direct = " (direct I/O does not change that)" if test.direct else ""
+    return [("memory-target", f"{'; '.join(held)}: these figures are memory's, not a disk's{direct}")]
 
 
 def _page_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from disklab.capacity.cost import Costs, Money, costs
 from disklab.capacity.layout import Layout
 from disklab.capacity.model import Ceilings, Prediction, ceilings_for, predict, workload_from_test
 from disklab.errors import UserError
-from disklab.plan import expand_suite
+from disklab.plan import check_test_count, expand_suite
 from disklab.suite.loader import load_suite
 from disklab.suite.model import TestSpec
 
@@ -45,6 +45,7 @@ def workload_tests(names: Sequence[str]) -> tuple[TestSpec, ...]:
     tests = []
     for name in names:
         suite = load_suite(name)
+        check_test_count(suite, None)
         usable = [t for t in expand_suite(suite) if t.pattern == "random" and not t.file_set]
         if not usable:
             raise UserError(f"suite {suite.name!r} has no random fio test without file sets for the model to predict")

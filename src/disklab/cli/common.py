@@ -7,13 +7,30 @@ import click
 from rich.console import Console
 
 from disklab.env.host import host_identity
+from disklab.errors import StoreError, UserError
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 
 
-def open_store(ctx: click.Context) -> Store:
-    store = Store(ctx.obj["db"] or default_store_path())
-    store.mark_abandoned_runs(host_identity().hostname)
+def open_store(ctx: click.Context, write: bool = False) -> Store:
+    """Commands that only read open the store read-only: they work on read-only media and never change the file.
+
+    Every command marks this host's runs whose disklab was killed as interrupted, so no list shows a dead run as
+    running; a reading command reopens the store for writing only when there is such a run (and it can write).
+    """
+    path = ctx.obj["db"] or default_store_path()
+    hostname = host_identity().hostname
+    store = Store(path, read_only=not write)
+    if write:
+        store.mark_abandoned_runs(hostname)
+    elif store.abandoned_runs(hostname):
+        try:
+            writer = Store(path)
+        except StoreError:
+            return store  # read-only media, a damaged file: list as it stands
+        store.close()
+        writer.mark_abandoned_runs(hostname)
+        store = writer
     return store
 
 
@@ -22,7 +39,10 @@ def write_output(text: str, output: str | None) -> None:
     if output in (None, "-"):
         click.echo(text, nl=False)
     else:
-        Path(output).write_text(text)
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:  # a missing folder, no permission, a full disk: the user's path, not our bug
+            raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
         click.echo(f"written to {output}", err=True)
 
 

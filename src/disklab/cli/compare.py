@@ -1,4 +1,4 @@
-"""`disklab compare`: stored runs side by side, each figure marked better, worse or within noise."""
+"""`disklab compare`: stored runs side by side, each figure marked better, worse, within noise or inconclusive."""
 
 import click
 
@@ -7,7 +7,8 @@ from disklab.analysis.precision import parse_percent
 from disklab.cli.common import open_store, stdout_console, write_output
 from disklab.cli.options import converter
 from disklab.errors import UserError
-from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, shown
+from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
+from disklab.report.table import run_label
 
 
 def parse_tolerance(text: str) -> float:
@@ -21,17 +22,21 @@ def parse_tolerance(text: str) -> float:
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("--baseline", "-b", metavar="RUN",
               help="The run the others are judged against (default: the first RUN; added when not among them).")
-@click.option("--only-changed", is_flag=True, help="Only the rows whose difference is beyond noise.")
+@click.option("--only-changed", is_flag=True,
+              help="Leave out the rows within noise: keep those better, worse or inconclusive.")
 @click.option("--tolerance", callback=converter(parse_tolerance), default=f"{DEFAULT_TOLERANCE_PERCENT:g}%",
               show_default=True, metavar="PERCENT",
-              help="A difference up to this much is within noise. One disk varies 5 % or more from run to run; "
-                   "with repeats (run --repeat 3) a difference must also pass Welch's t-test.")
+              help="The least difference that counts; up to this much is within noise (inconclusive if a "
+                   "repeated figure's 95 % interval is wider). One disk varies 5 % or more from run to run; with "
+                   "repeats (run --repeat 3) a larger difference must also clear the figures' 95 % intervals, or "
+                   "the verdict is inconclusive.")
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.pass_context
 def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, output):
     """Compare stored runs (numbers, 'last', 'last~N'), test by test: each run's figures, the ratio to the baseline
-    and a verdict; where the leading run changes along a swept parameter; differences of environment."""
+    and a verdict the figures' spread supports; where the leading run changes along a swept parameter; differences
+    of environment."""
     with open_store(ctx) as store:
         ids = [store.resolve_run_id(ref) for ref in run_refs]
         if baseline is not None:
@@ -43,6 +48,11 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, out
             raise UserError("compare needs at least two runs, e.g. 'disklab compare last~1 last'")
         records = [store.get_run(i) for i in ids]
     comparison = compare_runs(records, tolerance)
+    if not comparison.rows and comparison.refused:
+        labels = [run_label(info) for info in comparison.runs]
+        part = next((r for r in comparison.refused if r.part_of), comparison.refused[0])
+        raise UserError(f"runs {', '.join(map(str, ids))}: nothing to compare; "
+                        + refusal_text(part, labels).removeprefix("not compared, "))
     if not comparison.rows:
         raise UserError(f"runs {', '.join(map(str, ids))} have no test in common (tests match by their parameters: "
                         "pattern, direction, block size, queue depth, jobs ...)")

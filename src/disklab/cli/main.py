@@ -1,5 +1,6 @@
 """The `disklab` command group: options shared by every command, and errors mapped to one line and an exit code."""
 
+import importlib
 import sys
 import traceback
 from pathlib import Path
@@ -14,6 +15,15 @@ EXIT_INTERNAL = 70
 
 
 class DisklabGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in _COMMANDS:
+            return None
+        module, attribute = _COMMANDS[name]
+        return getattr(importlib.import_module(module), attribute)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -23,17 +33,35 @@ class DisklabGroup(click.Group):
         except KeyboardInterrupt:
             _report(ctx, "disklab: interrupted")
             ctx.exit(EXIT_INTERRUPTED)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
+        except (click.exceptions.Exit, click.Abort, click.exceptions.NoArgsIsHelpError):
             raise
+        except click.ClickException as exc:
+            _report_usage(ctx, exc)
         except Exception as exc:  # the promise: never a traceback unless --debug
             _report(ctx, f"disklab: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
             ctx.exit(EXIT_INTERNAL)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:  # 'disklab' alone shows the help
+            raise
+        except click.UsageError as exc:  # the group's own options (--db) and a missing command
+            _report_usage(ctx, exc)
 
 
 def _report(ctx: click.Context, line: str) -> None:
     if ctx.obj and ctx.obj.get("debug"):
         traceback.print_exc()
-    click.echo(line, err=True)
+    click.echo(" ".join(line.splitlines()), err=True)  # one line, even when a message quotes a multi-line value
+
+
+def _report_usage(ctx: click.Context, exc: click.ClickException) -> None:
+    """click's usage errors as one line too, naming the help to read, with click's exit code (2)."""
+    where = getattr(exc, "ctx", None) or ctx
+    hint = f" (see '{where.command_path} --help')" if isinstance(exc, click.UsageError) else ""
+    _report(ctx, f"disklab: error: {exc.format_message()}{hint}")
+    ctx.exit(exc.exit_code)
 
 
 @click.group(cls=DisklabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,11 +80,16 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
     ctx.obj = {"db": db, "debug": debug}
 
 
-from disklab.cli import capacity, compare, doctor, export, hosts, importer, report, run, show, suites  # noqa: E402  (commands need the group's helpers first)
-
-for command in (run.run, run.resume, show.runs, show.show, suites.suites, export.export, doctor.doctor, compare.compare,
-                importer.import_run, report.report, capacity.capacity, hosts.hosts):
-    cli.add_command(command)
+# Each command's module is imported only when that command runs (or help lists it): `disklab runs` must not pay
+# for what `disklab report` or `disklab capacity` import.
+_COMMANDS = {
+    "capacity": ("disklab.cli.capacity", "capacity"), "compare": ("disklab.cli.compare", "compare"),
+    "doctor": ("disklab.cli.doctor", "doctor"), "export": ("disklab.cli.export", "export"),
+    "hosts": ("disklab.cli.hosts", "hosts"), "import": ("disklab.cli.importer", "import_run"),
+    "report": ("disklab.cli.report", "report"), "resume": ("disklab.cli.run", "resume"),
+    "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.show", "runs"), "show": ("disklab.cli.show", "show"),
+    "suites": ("disklab.cli.suites", "suites"),
+}
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from disklab import __version__
 from disklab.cli.common import open_store, stderr_console, stdout_console
 from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, parse_percent
 from disklab.analysis.saturation import parse_latency_ns
-from disklab.cli.options import converter, overrides_from, plan_options
+from disklab.cli.options import WholeNumber, converter, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
 from disklab.database.benchmark import (
     OUTCOME_KEY, PGBENCH_ENGINE, PgbenchOverrides, run_database_benchmark, whole_scale,
@@ -35,11 +35,13 @@ from disklab.hosts.check import check_hosts, require_ready
 from disklab.hosts.files import clean_up_on_hosts, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.hosts.steps import HostsStep, refuse_unsupported
-from disklab.plan import Overrides, Plan, build_plan, fit_to_target, resolve_engines
+from disklab.plan import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
+from disklab.report.environment import flag_lines
 from disklab.report.table import pgbench_plan_table, plan_table, run_results
 from disklab.schedule import Finished, FixedSchedule, Schedule, Step
 from disklab.saturate_schedule import SaturateSchedule
 from disklab.steady_schedule import SteadySchedule
+from disklab.store.db import default_store_path
 from disklab.store.repository import NewRun, Store, StoredTest
 from disklab.suite.loader import load_suite, parse_suite
 from disklab.suite.model import Suite, TestSpec
@@ -56,8 +58,9 @@ from disklab.units import format_duration, parse_duration
 @click.option("--hosts", callback=converter(parse_hosts),
               help="Run every test on these fio servers at once: H1,H2:PORT or @FILE; --target is a directory there.")
 @plan_options
-@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Run every test N times, interleaved across tests (with --precision: at least N times).")
+@click.option("--repeat", type=WholeNumber(1, 1000), default=1, show_default=True,
+              help="Run every test N times (1 to 1000; at most --max-tests tests in all), interleaved across tests "
+                   "(with --precision: at least N times).")
 @click.option("--precision", callback=converter(parse_percent),
               help="Repeat each test until the 95 % confidence interval of its figure is within this, e.g. 2%.")
 @click.option("--max-time", callback=converter(parse_duration),
@@ -89,6 +92,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
         )
         _run_pgbench(ctx, loaded, target, pgbench, keep_cluster, dry_run)
         return
+    check_test_count(loaded, overrides.max_tests, repeat)
     if target is None:
         if not dry_run:
             raise click.UsageError("--target is required: a directory, a file or a block device")
@@ -100,7 +104,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
         _print_plan(plan, resolved)
         return
     plan, fio = _prepare(plan, resolved, destroy_data, force, hosts or ())
-    with open_store(ctx) as store:
+    with open_store(ctx, write=True) as store:
         schedule = schedule_for(plan, repeat, precision, max_time, p99)
         # Purged before the run is created, so that a refusal (device in use) leaves no run behind.
         purged = purge(resolved, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
@@ -144,7 +148,7 @@ def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Ove
 @click.pass_context
 def resume(ctx, run_ref):
     """Continue an interrupted or failed RUN from its first unfinished test, with the same parameters."""
-    with open_store(ctx) as store:
+    with open_store(ctx, write=True) as store:
         run_id = store.resolve_run_id(run_ref)
         record = store.get_run(run_id)
         if record.info.fio_engine == PGBENCH_ENGINE:
@@ -211,15 +215,21 @@ def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool, hosts:
     if hosts:
         # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
         refuse_unsupported(plan)
-        fio = detect_fio()
+        fio = detect_fio(cache=_feature_cache())
         require_ready(check_hosts(hosts, fio.path, fio.version_text, target.path))
         return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
-    check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force)
+    check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force,
+                 direct=any(t.direct for t in plan.tests))
     if target.kind == "directory":
         for stale in remove_stale_test_files(target.path):
             stderr_console().print(f"removed files left by a killed run: {stale}")
-    fio = detect_fio()
+    fio = detect_fio(cache=_feature_cache())
     return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
+
+
+def _feature_cache() -> Path:
+    """fio's answers (version, engines, which engine works) kept across runs beside the default results store."""
+    return default_store_path().parent / "fio-features.json"
 
 
 def _carry_out(
@@ -273,6 +283,8 @@ def _finish(store: Store, run_id: int, outcomes: dict) -> None:
     record = store.get_run(run_id)
     for item in run_results(record):
         stdout_console().print(item)
+    for line in flag_lines(record):
+        stdout_console().print(line, style="yellow", markup=False, highlight=False)
     for outcome in outcomes.values():
         stdout_console().print(outcome["summary"])
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
@@ -297,7 +309,7 @@ def _run_pgbench(ctx, suite: Suite, target: str | None, overrides: PgbenchOverri
     for stale in remove_stale_clusters(Path(resolved.path)):
         stderr_console().print(f"removed a PostgreSQL cluster left by a killed run: {stale}")
     binaries = find_binaries()
-    with open_store(ctx) as store:
+    with open_store(ctx, write=True) as store:
         cluster = replace(resolved, test_path=str(cluster_folder(Path(resolved.path))))
         run_id = store.create_run(_new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE,
                                            ctx.params, len(steps)))

@@ -15,11 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.env.host import host_identity
-from disklab.env.registry import device_key
+from disklab.env.registry import MEMORY_FS_TYPES, device_key
 from disklab.targets.blockdev import _unescape_octal
 
 # Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).
 _PCIE_LANE_BYTES_PER_S = {2.5: 250e6, 5.0: 500e6, 8.0: 984.6e6, 16.0: 1969e6, 32.0: 3938e6, 64.0: 7877e6}
+# Block drivers, by the name they register in /proc/devices, whose devices keep their data in RAM or keep none.
+_MEMORY_DRIVERS = {"zram": "zram (compressed RAM)", "ramdisk": "a brd RAM disk",
+                   "nullb": "null_blk (RAM or no storage at all)"}
+# nd_e820 serves the e820 "persistent memory" ranges that memmap=nn!ss carves out of RAM (and legacy NVDIMMs).
+_PMEM_FROM_RAM = "pmem on an e820 range (memmap= takes it from RAM, unless this machine has a legacy NVDIMM)"
+# Loop devices over files on loop devices over ...: followed this deep, then unknown.
+_LOOP_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ def collect_environment(target_path: str, target_is_device: bool, fio_path: str,
     env["devices"] = ", ".join(disks) if disks else None
     env["layout"] = "; ".join(layout) if layout else "none"
     for disk in disks:
-        env.update(collect_device(disk, sysfs))
+        env.update(collect_device(disk, sysfs, proc))
     return env
 
 
@@ -108,7 +115,7 @@ def compression_of(mount: Mount) -> str | None:
     return "none"
 
 
-def collect_device(name: str, sysfs: str = "/sys") -> dict:
+def collect_device(name: str, sysfs: str = "/sys", proc: str = "/proc") -> dict:
     """sysfs facts of one whole disk (`name` as in /sys/block)."""
     block = Path(sysfs) / "block" / name
     queue = block / "queue"
@@ -133,6 +140,7 @@ def collect_device(name: str, sysfs: str = "/sys") -> dict:
         "write_cache": _read(queue / "write_cache"),
         "interface": interface,
         "interface_ceiling_bytes_per_s": ceiling,
+        "ram_backing": ram_backing(name, sysfs, proc),
     }
     if facts["serial"] and not facts["serial"].isprintable():
         facts["serial"] = None
@@ -177,6 +185,24 @@ def underlying_disks(number: tuple[int, int] | None, mount: Mount | None, sysfs:
     return disks, layout
 
 
+def ram_backing(name: str, sysfs: str = "/sys", proc: str = "/proc", depth: int = 0) -> str | None:
+    """'none', what keeps a whole disk's data in RAM, or None when that cannot be told (e.g. a loop device whose
+    file is out of reach). The driver comes from the kernel's own list of block majors, not from the name."""
+    block = Path(sysfs) / "block" / name
+    major = _int((_read(block / "dev") or "").partition(":")[0])
+    drivers = _block_drivers(proc)
+    if major is None or not drivers:
+        return None
+    driver = drivers.get(major)
+    if driver in _MEMORY_DRIVERS:
+        return _MEMORY_DRIVERS[driver]
+    if driver == "loop":
+        return _loop_backing(block, sysfs, proc, depth)
+    if _pmem_provider(block) == "e820":
+        return _PMEM_FROM_RAM
+    return "none"
+
+
 def mount_of(path: str, proc: str = "/proc") -> Mount | None:
     """The mount holding `path`: the deepest mount point above it, preferring one with the path's device number."""
     real = os.path.realpath(path)
@@ -184,7 +210,10 @@ def mount_of(path: str, proc: str = "/proc") -> Mount | None:
         dev = os.stat(real).st_dev
     except OSError:
         return None
-    number = (os.major(dev), os.minor(dev))
+    return _deepest_mount(real, (os.major(dev), os.minor(dev)), proc)
+
+
+def _deepest_mount(real: str, number: tuple[int, int] | None, proc: str) -> Mount | None:
     best = None
     for mount in _mounts(proc):
         point = mount.mount_point
@@ -199,13 +228,53 @@ def mount_of(path: str, proc: str = "/proc") -> Mount | None:
 def _mount_and_number(target_path: str, proc: str) -> tuple[Mount | None, tuple[int, int] | None]:
     folder = target_path if os.path.isdir(target_path) else os.path.dirname(target_path) or "."
     mount = mount_of(folder, proc)
-    if mount is None:
-        return None, None
-    number = mount.device_number
+    return (None, None) if mount is None else (mount, _number_of(mount))
+
+
+def _number_of(mount: Mount) -> tuple[int, int]:
     # btrfs and others report an anonymous 0:N device; the source names the real one.
-    if number[0] == 0 and mount.source.startswith("/dev/"):
-        number = _device_number_of_node(mount.source) or number
-    return mount, number
+    if mount.device_number[0] == 0 and mount.source.startswith("/dev/"):
+        return _device_number_of_node(mount.source) or mount.device_number
+    return mount.device_number
+
+
+def _block_drivers(proc: str) -> dict[int, str]:
+    """Block majors and the drivers that registered them, from /proc/devices."""
+    _, _, block = (_read(Path(proc) / "devices", "") or "").partition("Block devices:")
+    drivers = {}
+    for line in block.splitlines():
+        major, _, driver = line.strip().partition(" ")
+        if major.isdigit():
+            drivers[int(major)] = driver.strip()
+    return drivers
+
+
+def _loop_backing(block: Path, sysfs: str, proc: str, depth: int) -> str | None:
+    """A loop device is held in RAM when its file is: on tmpfs or ramfs, or on a disk that is itself in RAM."""
+    backing = _read(block / "loop" / "backing_file")
+    if backing is None or depth >= _LOOP_DEPTH:
+        return None
+    # A file deleted since it was attached, or one in another mount namespace, still lies under its path's mount.
+    path = backing.removesuffix(" (deleted)")
+    mount = mount_of(path, proc) or _deepest_mount(os.path.realpath(path), None, proc)
+    if mount is None:
+        return None
+    if mount.fs_type in MEMORY_FS_TYPES:
+        return f"a loop device over {backing}, a file on {mount.fs_type} ({mount.mount_point})"
+    disks, _ = underlying_disks(_number_of(mount), mount, sysfs)
+    below = {disk: ram_backing(disk, sysfs, proc, depth + 1) for disk in disks}
+    held = [f"{disk}, {what}" for disk, what in below.items() if what not in (None, "none")]
+    if held:
+        return f"a loop device over {backing}, a file on {'; '.join(held)}"
+    return "none" if below and None not in below.values() else None
+
+
+def _pmem_provider(block: Path) -> str | None:
+    """The provider of the NVDIMM bus a pmem disk sits on ("e820", "ACPI.NFIT" ...), if it sits on one."""
+    for parent in block.resolve().parents:
+        if parent.name.startswith("ndbus"):
+            return _read(parent / "provider")
+    return None
 
 
 def _mounts(proc: str) -> list[Mount]:

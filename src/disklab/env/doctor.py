@@ -11,6 +11,9 @@ from disklab.errors import FioError
 from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_works
 
 
+PROBE_TIMEOUT_S = 60
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -52,12 +55,18 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
         return Check("direct I/O", "warn", f"{target} is not a directory; checked only for directories")
     if not os.access(folder, os.W_OK):
         return Check("direct I/O", "fail", f"cannot write in {target}: permission denied")
-    with tempfile.TemporaryDirectory(prefix=".disklab-doctor-", dir=folder) as probe_dir:
-        result = subprocess.run(
-            [fio.path, "--name=direct-probe", "--ioengine=psync", "--direct=1", f"--directory={probe_dir}",
-             "--size=1m", "--bs=4k", "--rw=write", "--output-format=json"],
-            capture_output=True, text=True, timeout=60,
-        )
+    try:
+        with tempfile.TemporaryDirectory(prefix=".disklab-doctor-", dir=folder) as probe_dir:
+            result = subprocess.run(
+                [fio.path, "--name=direct-probe", "--ioengine=psync", "--direct=1", f"--directory={probe_dir}",
+                 "--size=1m", "--bs=4k", "--rw=write", "--output-format=json"],
+                capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+            )
+    except OSError as exc:  # /proc, a read-only mount, a full disk: access(2) said yes, the file system says no
+        return Check("direct I/O", "fail", f"cannot write in {target}: {exc.strerror or exc}")
+    except subprocess.TimeoutExpired:
+        return Check("direct I/O", "fail", f"fio took over {PROBE_TIMEOUT_S}s to write 1 MiB in {target}; "
+                                           "the device is hung or far too slow to measure")
     if result.returncode == 0:
         return Check("direct I/O", "ok", f"O_DIRECT works in {target}")
     return Check(
@@ -69,6 +78,12 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
 def _store_check(store_path: Path) -> Check:
     folder = store_path.parent
     existing = folder if folder.exists() else next((p for p in folder.parents if p.exists()), Path("/"))
-    if os.access(existing, os.W_OK):
-        return Check("results store", "ok", str(store_path))
-    return Check("results store", "fail", f"{existing} is not writable; set DISKLAB_HOME or use --db")
+    if not os.access(existing, os.W_OK):
+        return Check("results store", "fail", f"{existing} is not writable; set DISKLAB_HOME or use --db")
+    try:  # root passes access(2) on /proc and /sys; only making a file tells
+        with tempfile.TemporaryFile(prefix=".disklab-doctor-", dir=existing):
+            pass
+    except OSError as exc:
+        return Check("results store", "fail", f"cannot write in {existing}: {exc.strerror or exc}; set DISKLAB_HOME "
+                                              "or use --db")
+    return Check("results store", "ok", str(store_path))

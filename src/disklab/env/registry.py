@@ -13,6 +13,8 @@ from disklab.units import format_size
 
 UNKNOWN = "unknown"
 DEVICE_PREFIX = "device."
+# File systems that keep their files in memory, never on a disk of their own (tmpfs may swap some of it out).
+MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs", "rootfs"})
 
 
 def _text(value) -> str:
@@ -77,6 +79,8 @@ _DEVICE_KEYS = (
     EnvKey("write_cache", "write cache", str, explains_difference=True),
     EnvKey("interface", "interface", str, explains_difference=True),
     EnvKey("interface_ceiling_bytes_per_s", "interface ceiling", float, "bytes/s", _rate),
+    # "none", or what keeps the device's data in RAM (zram, brd, a loop device over a file on tmpfs ...).
+    EnvKey("ram_backing", "held in RAM", str, explains_difference=True),
 )
 KEYS = {key.name: key for key in _KEYS}
 DEVICE_KEYS = {key.name: key for key in _DEVICE_KEYS}

@@ -67,7 +67,7 @@ def split_by_host(output: str, error_text: str, hosts: tuple[Host, ...], returnc
     combined = {**{key: data[key] for key in HEADER_FIELDS if key in data},
                 "jobs": [entries[h.name] for h in hosts], "disk_util": data.get("disk_util", [])}
     return ClientRun(
-        per_host={h.name: entry_document(data, entries[h.name], h.name) for h in hosts},
+        per_host={h.name: entry_document(data, [entries[h.name]], h.name) for h in hosts},
         combined=json.dumps(combined, indent=2) + "\n", stderr=error_text,
     )
 

@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -83,7 +82,10 @@ def run_fio_command(command: list[str], folder: str, on_tick: Callable[[], None]
             while process.poll() is None:
                 if on_tick:
                     on_tick()
-                time.sleep(0.2)
+                try:
+                    process.wait(timeout=0.2)  # back as soon as fio ends, not up to 0.2 s later
+                except subprocess.TimeoutExpired:
+                    pass
         except BaseException:
             stop_process(process)
             raise

@@ -6,7 +6,7 @@ from pathlib import Path
 from disklab import __version__
 from disklab.plan import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
-from disklab.units import fio_size
+from disklab.units import fio_size, parse_size
 
 LOG_PREFIX = "disklab"
 _SYNC_OPTIONS = {"fsync": "fsync=1", "fdatasync": "fdatasync=1", "dsync": "sync=dsync"}
@@ -40,7 +40,7 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
         "",
         f"[{job_section_name(test.label)}]",
         f"rw={test.fio_rw}",
-        f"bssplit={test.bssplit}" if test.bssplit else f"bs={fio_size(test.bs)}",
+        f"bssplit={_bssplit(test.bssplit)}" if test.bssplit else f"bs={fio_size(test.bs)}",
         f"iodepth={test.iodepth}",
         f"numjobs={test.jobs}",
     ]
@@ -111,6 +111,12 @@ def log_avg_msec(test: TestSpec) -> int:
 
 def _seconds(value: float) -> str:
     return f"{int(value)}" if value == int(value) else f"{round(value * 1000)}ms"
+
+
+def _bssplit(bssplit: str) -> str:
+    """The suite's split with sizes fio reads as the suite means them: a suite's 4KB is 4,000 bytes, fio's 4,096."""
+    parts = (part.partition("/") for part in bssplit.split(":"))
+    return ":".join(f"{fio_size(parse_size(size))}/{share}" for size, _, share in parts)
 
 
 def _escape(path: str) -> str:

@@ -18,15 +18,20 @@ class HostResult:
 
 def aggregate_job(label: str, results: tuple[HostResult, ...], bins: Mapping[str, dict[float, int] | None]) -> JobResult:
     """The hosts' results as one; `bins` holds each direction's merged latency histogram (None: fio gave none)."""
-    names = list(dict.fromkeys(d.direction for r in results for d in r.job.directions))
+    return combine_jobs(label, tuple(r.job for r in results), bins)
+
+
+def combine_jobs(label: str, jobs: tuple[JobResult, ...], bins: Mapping[str, dict[float, int] | None]) -> JobResult:
+    """Jobs that ran at once as one result, as fio's group_reporting sums them (hosts, or one group's jobs)."""
+    names = list(dict.fromkeys(d.direction for j in jobs for d in j.directions))
     directions = tuple(
-        merge_direction([d for r in results for d in r.job.directions if d.direction == name], bins.get(name))
+        merge_direction([d for j in jobs for d in j.directions if d.direction == name], bins.get(name))
         for name in names
     )
     return JobResult(
         name=label, error=0,
-        usr_cpu_percent=sum(r.job.usr_cpu_percent for r in results) / len(results),
-        sys_cpu_percent=sum(r.job.sys_cpu_percent for r in results) / len(results),
+        usr_cpu_percent=sum(j.usr_cpu_percent for j in jobs) / len(jobs),
+        sys_cpu_percent=sum(j.sys_cpu_percent for j in jobs) / len(jobs),
         directions=directions,
     )
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.textfile import read_text_file
+from disklab.units import brief
 
 DEFAULT_FIO_PORT = 8765  # fio's own default for --server and --client
 
@@ -40,7 +42,7 @@ def parse_hosts(text: str) -> tuple[Host, ...]:
         items = [item.strip() for item in text.split(",")]
     hosts = tuple(parse_host(item) for item in items if item)
     if not hosts:
-        raise UserError(f"--hosts {text!r} names no host")
+        raise UserError(f"--hosts {brief(text)} names no host")
     repeated = sorted({h.name for h in hosts if hosts.count(h) > 1})
     if repeated:
         raise UserError(f"host {repeated[0]} is named twice; each host runs every test once")
@@ -53,29 +55,26 @@ def parse_host(item: str) -> Host:
     if item.startswith("["):
         address, bracket, rest = item[1:].partition("]")
         if not bracket or (rest and not rest.startswith(":")):
-            raise UserError(f"host {item!r}: write an IPv6 address with a port as [ADDRESS]:PORT")
+            raise UserError(f"host {brief(item)}: write an IPv6 address with a port as [ADDRESS]:PORT")
         port = _port(item, rest[1:]) if rest else DEFAULT_FIO_PORT
     elif item.count(":") == 1:
         address, _, text = item.partition(":")
         port = _port(item, text)
     elif item.count(":") > 1 and not _is_ipv6(item):
-        raise UserError(f"host {item!r} is not an address; IPv6 with a port is written [ADDRESS]:PORT")
+        raise UserError(f"host {brief(item)} is not an address; IPv6 with a port is written [ADDRESS]:PORT")
     if not address or any(c.isspace() or c in ",/@" for c in address):
-        raise UserError(f"host {item!r} is not an address or host name")
+        raise UserError(f"host {brief(item)} is not an address or host name")
     return Host(address, port)
 
 
 def _port(item: str, text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise UserError(f"host {item!r}: the port must be a number from 1 to 65535")
+    if not (text.isascii() and text.isdigit() and len(text) <= 5) or not 0 < int(text) < 65536:
+        raise UserError(f"host {brief(item)}: the port must be a number from 1 to 65535")
     return int(text)
 
 
 def _file_items(path: Path) -> list[str]:
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise UserError(f"hosts file {path}: {exc.strerror or exc}") from None
+    lines = read_text_file(path, "hosts file").splitlines()
     return [line.partition("#")[0].strip() for line in lines]
 
 

@@ -10,22 +10,27 @@ from rich.table import Table
 from rich.text import Text
 
 from disklab.analysis.compare import (
-    BETTER, METRIC_BY_NAME, WORSE, Cell, Comparison, ConditionDifference, Crossover, Row, TestKey,
+    BETTER, INCONCLUSIVE, INTERVAL, METRIC_BY_NAME, T_TEST, TOLERANCE_ONLY, WORSE, Cell, Comparison,
+    ConditionDifference, Crossover, Refusal, Row, TestKey,
 )
 from disklab.analysis.stats import TOO_WIDE_PERCENT
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread, run_label
 from disklab.report.views import axis_label
 
-# Bump when the JSON export changes shape. 1: first version.
-JSON_FORMAT_VERSION = 1
+# Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
+# "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
+JSON_FORMAT_VERSION = 2
 FORMATS = ("table", "markdown", "csv", "json")
-_VERDICT_STYLES = {BETTER: "green", WORSE: "red"}
+_VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow"}
+# The precision to ask of repeats when the figures cannot tell: the README's own example, within any tolerance.
+_SUGGESTED_PRECISION_PERCENT = 2.0
 
 
 @dataclass(frozen=True)
 class Shown:
-    """The comparison as shown: with --only-changed, the rows within noise are left out (and counted)."""
+    """The comparison as shown: with --only-changed, the rows within noise are left out (and counted); rows the
+    figures cannot tell stay, since they may hide a change."""
 
     comparison: Comparison
     rows: tuple[Row, ...]
@@ -33,7 +38,7 @@ class Shown:
 
 
 def shown(comparison: Comparison, only_changed: bool) -> Shown:
-    rows = tuple(r for r in comparison.rows if r.changed) if only_changed else comparison.rows
+    rows = tuple(r for r in comparison.rows if not r.within_noise) if only_changed else comparison.rows
     return Shown(comparison, rows, len(comparison.rows) - len(rows))
 
 
@@ -41,16 +46,28 @@ def notes(view: Shown) -> list[str]:
     """How to read the table, then what the comparison found around it: crossovers, gaps, differences of setup."""
     c = view.comparison
     labels = [run_label(info) for info in c.runs]
-    lines = [(
-        f"baseline: {labels[0]} · ratio = run / baseline · within noise: the difference is at most "
-        f"{c.tolerance_percent:g} % (--tolerance) or, where both runs repeated the test, not significant by "
-        "Welch's t-test at 95 % · MB/s = 10^6 bytes/s · lower latency is better"
-    )]
+    tolerance = f"{c.tolerance_percent:g} %"
+    lines = [
+        f"baseline: {labels[0]} · ratio = run / baseline · MB/s = 10^6 bytes/s · lower latency is better",
+        f"better / worse: more than {tolerance} apart (--tolerance) and supported by the spread, as below · "
+        f"within noise: at most {tolerance} apart, with every repeated figure's 95 % interval within ±{tolerance} "
+        f"(no difference measured) · {INCONCLUSIVE}: the spread of the figures cannot tell",
+    ]
+    bases = c.bases
+    if T_TEST in bases:
+        lines.append("where both runs repeated a test (t-test): a verdict also needs Welch's t-test at 95 % and each "
+                     "mean outside the other's 95 % interval")
+    if INTERVAL in bases:
+        lines.append("where one run repeated a test and the other ran it once (interval): a verdict also needs the "
+                     "single figure outside the 95 % prediction interval of the repeats (where one more run would "
+                     "fall); the single run's own spread is not measured")
+    if TOLERANCE_ONLY in bases:
+        lines.append(f"no repeats: the {tolerance} tolerance alone decides where neither run repeated a test "
+                     "(tolerance-only): such verdicts rest on a single run of each side, not on a measured spread; "
+                     "run with --repeat 3 to judge by it")
     if c.repeated:
         lines.append(f"±: 95 % confidence interval of the mean of the repeats; ! wider than {TOO_WIDE_PERCENT:g} %")
-    else:
-        lines.append(f"no repeats: the {c.tolerance_percent:g} % tolerance alone decides; run with --repeat 3 to "
-                     "judge by the measured spread")
+    lines += _inconclusive_notes(c)
     if view.hidden:
         lines.append(f"{view.hidden} of {len(c.rows)} rows within noise not shown (--only-changed)")
     if c.rows and not view.rows and view.hidden:
@@ -59,6 +76,7 @@ def notes(view: Shown) -> list[str]:
     for label, tests in zip(labels, c.unmatched):
         if tests:
             lines.append(f"not compared, {label}: {', '.join(tests)} (no matching test in the baseline or the others)")
+    lines += [refusal_text(r, labels) for r in c.refused]
     for condition in c.conditions:
         lines.append(_condition_text(condition, labels))
     for label, differences in zip(labels[1:], c.env_differences[1:]):
@@ -66,6 +84,34 @@ def notes(view: Shown) -> list[str]:
             lines.append(f"warning: {label} ran in another environment than {labels[0]}, which may explain "
                          f"differences: {'; '.join(differences)}")
     return lines
+
+
+def _inconclusive_notes(c: Comparison) -> list[str]:
+    """How many figures the spread cannot tell, why, and how to measure them precisely enough."""
+    judged = [cell for row in c.rows for cell in row.cells[1:] if cell.verdict]
+    reasons: dict[str, int] = {}
+    for cell in judged:
+        if cell.verdict == INCONCLUSIVE:
+            reasons[cell.reason] = reasons.get(cell.reason, 0) + 1
+    if not reasons:
+        return []
+    precision = min(_SUGGESTED_PRECISION_PERCENT, c.tolerance_percent / 2)
+    return [f"{INCONCLUSIVE} ({count} of {len(judged)} figures): {reason}" for reason, count in reasons.items()] + [
+        f"to tell, measure more precisely: disklab run ... --precision {precision:g}% (repeats each test until its "
+        "95 % interval is that narrow), or a larger --repeat, on the runs whose intervals are wide or single"
+    ]
+
+
+def refusal_text(refusal: Refusal, labels: list[str]) -> str:
+    """Why a test was left out though another run has one of its parameters: one job of a group is not the group."""
+    others = ", ".join(labels[j] for j in refusal.against) + (" holds" if len(refusal.against) == 1 else " hold")
+    if refusal.part_of is None:
+        shape = f"the whole group's figures, while {others} one job's figures of it only"
+    else:
+        shape = (f"the figures of one of its {refusal.part_of} jobs (fio output without group_reporting, imported "
+                 f"a test per job), while {others} the whole group's")
+    return (f"not compared, {labels[refusal.run]}: {refusal.test}: {shape}; one job is not the group: import that "
+            "fio output again, which combines its jobs, or run fio with group_reporting")
 
 
 def crossover_text(crossover: Crossover, labels: list[str]) -> str:
@@ -162,19 +208,20 @@ def to_markdown(view: Shown) -> str:
 
 
 def to_csv(view: Shown) -> str:
-    """One line per test, direction and metric; raw figures (MB/s, µs), a mean, ratio and verdict per run."""
+    """One line per test, direction and metric; raw figures (MB/s, µs), a mean, ratio, verdict and basis per run."""
     labels = [run_label(info) for info in view.comparison.runs]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     header = ["test", "direction", "metric"]
     for label in labels:
-        header += [f"{label} mean", f"{label} n", f"{label} ci95_percent", f"{label} ratio", f"{label} verdict"]
+        header += [f"{label} mean", f"{label} n", f"{label} ci95_percent", f"{label} ratio", f"{label} verdict",
+                   f"{label} basis"]
     writer.writerow(header)
     for row in view.rows:
         line = [row.test, row.direction, row.metric]
         for cell in row.cells:
             s = cell.summary
-            line += [s and s.mean, s and s.n, s and s.ci95_percent, cell.ratio, cell.verdict]
+            line += [s and s.mean, s and s.n, s and s.ci95_percent, cell.ratio, cell.verdict, cell.basis]
         writer.writerow(["" if v is None else v for v in line])
     return out.getvalue()
 
@@ -200,7 +247,7 @@ def to_json(view: Shown) -> str:
                 "higher_is_better": METRIC_BY_NAME[row.metric].higher_is_better,
                 "values": [
                     {"run": run_id, **(cell.summary.as_dict() if cell.summary else {"n": 0, "mean": None}),
-                     "ratio": cell.ratio, "verdict": cell.verdict, "basis": cell.basis}
+                     "ratio": cell.ratio, "verdict": cell.verdict, "basis": cell.basis, "reason": cell.reason}
                     for run_id, cell in zip(ids, row.cells)
                 ],
             }
@@ -214,6 +261,9 @@ def to_json(view: Shown) -> str:
             for x in c.crossovers
         ],
         "unmatched": {str(run_id): list(tests) for run_id, tests in zip(ids, c.unmatched)},
+        "not_compared": [{"run": ids[r.run], "test": r.test, "one_job_of": r.part_of,
+                          "against": [ids[j] for j in r.against], "text": refusal_text(r, labels)}
+                         for r in c.refused],
         "environment_differences": {str(run_id): list(d) for run_id, d in zip(ids[1:], c.env_differences[1:])},
         "conditions": [{"parameter": d.parameter, "values": {str(run_id): list(v) for run_id, v in zip(ids, d.values)}}
                        for d in c.conditions],

@@ -12,7 +12,7 @@ from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
 )
 from disklab.report.views import Pivot, build_view, cell_text
-from disklab.store.repository import RunRecord
+from disklab.store.repository import RunInfo, RunRecord
 
 # Bump when the JSON export changes shape. 1: first version. 2: tests carry `series` (log_interval);
 # a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,
@@ -21,6 +21,9 @@ from disklab.store.repository import RunRecord
 # count (SweepRow), and their tests' metrics are under the direction `transaction`.
 JSON_FORMAT_VERSION = 5
 FORMATS = ("table", "json", "csv", "markdown")
+# Bump when the runs list's JSON changes shape. 1: first version.
+RUNS_JSON_FORMAT_VERSION = 1
+RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host")
 
 
 def to_json(record: RunRecord, flat: bool = False) -> str:
@@ -141,7 +144,7 @@ def _planned(record: RunRecord) -> list[dict]:
                     "bw_bytes_per_s": _scaled(row.mb_per_s.as_dict(), 1e6),
                     "too_wide": row.too_wide,
                 }
-                for direction, row in by_direction[plan_index].items()
+                for direction, row in by_direction.get(plan_index, {}).items()  # a failed test has none
             },
         }
         for plan_index, tests in planned_tests(record).items()
@@ -187,3 +190,47 @@ def _metrics_dict(m) -> dict:
 
 
 EXPORTERS = {"json": to_json, "csv": to_csv, "markdown": to_markdown}
+
+
+def run_cells(info: RunInfo) -> list[str]:
+    """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same."""
+    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target,
+            f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname]
+
+
+def runs_to_json(infos: list[RunInfo], matched: int) -> str:
+    """`matched`: the runs the filters matched, of which `runs` holds the newest."""
+    document = {"format": "disklab-runs", "format_version": RUNS_JSON_FORMAT_VERSION, "matched": matched,
+                "runs": [_run_dict(info) for info in infos]}
+    return json.dumps(document, indent=2) + "\n"
+
+
+def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
+    """Every field of a run, its options as JSON."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_RUN_FIELDS)
+    for info in infos:
+        row = list(_run_dict(info).values())
+        row[_OPTIONS] = json.dumps(info.options, sort_keys=True)
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
+    lines = ["| " + " | ".join(RUNS_HEADINGS) + " |", "|---:|" + "---|" * (len(RUNS_HEADINGS) - 1)]
+    lines += ["| " + " | ".join(_md(cell) for cell in run_cells(info)) + " |" for info in infos]
+    return "\n".join(lines) + "\n"
+
+
+_RUN_FIELDS = [f.name for f in fields(RunInfo)]
+_OPTIONS = _RUN_FIELDS.index("options")
+
+
+def _run_dict(info: RunInfo) -> dict:
+    """asdict without its deep copy, which would be most of the time of listing 10,000 runs; a dataclass's
+    attributes are its fields, in their order."""
+    return vars(info).copy()
+
+
+RUNS_EXPORTERS = {"json": runs_to_json, "csv": runs_to_csv, "markdown": runs_to_markdown}

@@ -1,11 +1,12 @@
 """The Rich table a run is shown as in the terminal."""
 
+from typing import TYPE_CHECKING
+
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
-from disklab.database.pgbench import Step
 from disklab.database.settings import PgbenchSettings
 from disklab.plan import Plan
 from disklab.suite.model import Suite
@@ -15,6 +16,9 @@ from disklab.report.rows import (
 )
 from disklab.store.repository import RunInfo, RunRecord
 from disklab.units import format_size
+
+if TYPE_CHECKING:  # a type only: database.pgbench and PostgreSQL's modules stay out of plain commands' start-up
+    from disklab.database.pgbench import Step
 
 
 def run_label(info: RunInfo) -> str:
@@ -163,7 +167,7 @@ def _data(test: TestSpec) -> str:
     return f"{region} at {format_size(test.offset)}" if test.offset else region
 
 
-def pgbench_plan_table(suite: Suite, settings: PgbenchSettings, steps: tuple[Step, ...]) -> Table:
+def pgbench_plan_table(suite: Suite, settings: PgbenchSettings, steps: tuple["Step", ...]) -> Table:
     """A pgbench suite's steps: one pgbench run per client count against the data set loaded once."""
     server = ", ".join(f"{name}={value}" for name, value in settings.settings) or "as shipped"
     table = Table(title=f"suite {suite.name}: pgbench -i -s {settings.scale} (about {settings.scale * 16:,} MB), then "

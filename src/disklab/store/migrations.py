@@ -160,6 +160,19 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE series_new RENAME TO series;
         """,
     ),
+    (
+        6,
+        "indexes for listing runs",
+        # Counting a run's tests by host must not walk each test's fio output (host is stored after it); the runs
+        # list filters by suite, target and start; every command looks for this host's running runs.
+        """
+        CREATE INDEX tests_by_run_host ON tests (run_id, host);
+        CREATE INDEX runs_by_suite ON runs (suite_name);
+        CREATE INDEX runs_by_target ON runs (target);
+        CREATE INDEX runs_by_start ON runs (started_at);
+        CREATE INDEX runs_running ON runs (hostname) WHERE status = 'running';
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

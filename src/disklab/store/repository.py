@@ -3,14 +3,14 @@
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from disklab.env.host import process_alive
 from disklab.errors import UserError
 from disklab.fio.logs import Series, SeriesPoint, series_order
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
-from disklab.store.db import connect, now_iso, translate_errors
+from disklab.store.db import connect, now_iso, remember_checked, translate_errors
 
 
 @dataclass(frozen=True)
@@ -56,13 +56,37 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class RunFilter:
+    """Which stored runs `list_runs` and `count_runs` take; a field left None matches every run."""
+
+    suite: str | None = None
+    targets: tuple[str, ...] = ()  # the target as given or as stored (absolute); any of them matches
+    host: str | None = None  # the machine that ran disklab, or a fio server one of the run's tests ran on
+    since: str | None = None  # ISO time in UTC (as started_at is stored): runs started then or later
+    name: str | None = None  # a part of the run's name, in any case
+
+
+class RawText:
+    """A run's job files and fio outputs, read on first use: they are most of the store's bytes, and only a few
+    callers need them (show --jobfile, frame counts from json+ bins, the fio groups of imported runs)."""
+
+    def __init__(self, store: "Store", run_id: int):
+        self._store, self._run_id = store, run_id
+        self._by_test: dict[int, tuple[str, str]] | None = None
+
+    def of(self, test_id: int) -> tuple[str, str]:
+        """(jobfile, fio_output) of one test of the run."""
+        if self._by_test is None:
+            self._by_test = self._store.raw_text(self._run_id)
+        return self._by_test[test_id]
+
+
+@dataclass(frozen=True)
 class StoredTest:
     id: int
     seq: int
     label: str
     params: dict
-    jobfile: str
-    fio_output: str
     started_at: str
     finished_at: str
     usr_cpu_percent: float
@@ -73,6 +97,16 @@ class StoredTest:
     attempt: int = 1  # which repeat or round of it
     flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
     host: str | None = None  # the fio server it ran on (client/server mode); None: this machine
+    raw: RawText | None = field(default=None, compare=False, repr=False)  # jobfile's and fio_output's source
+
+    @property
+    def jobfile(self) -> str:
+        return self.raw.of(self.id)[0]
+
+    @property
+    def fio_output(self) -> str:
+        """fio's output verbatim, read from the store on first use."""
+        return self.raw.of(self.id)[1]
 
     def as_job(self) -> JobResult:
         return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
@@ -88,12 +122,17 @@ class RunRecord:
 
 
 class Store:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, read_only: bool = False):
         self.path = path
-        self.conn = connect(path)
+        self.read_only = read_only
+        self.conn = connect(path, read_only)
+        self.closed = False
 
     def close(self) -> None:
         self.conn.close()
+        self.closed = True
+        if not self.read_only:
+            remember_checked(self.path)
 
     def __enter__(self) -> "Store":
         return self
@@ -222,35 +261,70 @@ class Store:
                 "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?", (status, error, now_iso(), run_id)
             )
 
-    def mark_abandoned_runs(self, hostname: str) -> None:
-        """Runs of this host whose process is gone (killed) are interrupted, not running."""
+    def abandoned_runs(self, hostname: str) -> list[int]:
+        """Runs of this host still marked running whose process is gone (killed); reading only."""
         with translate_errors(self.path):
             rows = self.conn.execute(
                 "SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?", (hostname,)
             ).fetchall()
-            for row in rows:
-                if not process_alive(row["pid"]):
-                    self.finish_run(row["id"], "interrupted", "the disklab process ended without finishing the run")
+        return [row["id"] for row in rows if not process_alive(row["pid"])]
 
-    def list_runs(self, limit: int | None = None) -> list[RunInfo]:
+    def mark_abandoned_runs(self, hostname: str) -> None:
+        """Runs of this host whose process is gone (killed) are interrupted, not running."""
+        for run_id in self.abandoned_runs(hostname):
+            self.finish_run(run_id, "interrupted", "the disklab process ended without finishing the run")
+
+    def list_runs(self, limit: int | None = None, where: RunFilter = RunFilter()) -> list[RunInfo]:
+        """Newest first; reads the runs table and counts tests through an index, never the tests' raw text."""
+        clause, args = self._where(where)
+        limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
         with translate_errors(self.path):
             rows = self.conn.execute(
-                f"{_RUN_QUERY} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""), (limit,) if limit else ()
+                f"SELECT {_RUN_COLUMNS} FROM runs{clause} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""),
+                (*args, limit) if limit else args,
             ).fetchall()
         return [_run_info(row) for row in rows]
+
+    def count_runs(self, where: RunFilter = RunFilter()) -> int:
+        clause, args = self._where(where)
+        with translate_errors(self.path):
+            return self.conn.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
+
+    def _where(self, where: RunFilter) -> tuple[str, tuple]:
+        conditions, args = [], []
+        if where.suite is not None:
+            conditions.append("runs.suite_name = ?")
+            args.append(where.suite)
+        if where.targets:
+            conditions.append(f"runs.target IN ({', '.join('?' * len(where.targets))})")
+            args.extend(where.targets)
+        if where.host is not None:
+            conditions.append(
+                "(runs.hostname = ? OR EXISTS (SELECT 1 FROM tests WHERE tests.run_id = runs.id AND tests.host = ?))"
+            )
+            args.extend((where.host, where.host))
+        if where.since is not None:
+            conditions.append("runs.started_at >= ?")
+            args.append(where.since)
+        if where.name is not None:
+            # SQLite's LIKE and lower() fold ASCII only; names are the user's text in any script.
+            self.conn.create_function("casefold", 1, _casefold, deterministic=True)
+            conditions.append("instr(casefold(runs.name), ?) > 0")
+            args.append(where.name.casefold())
+        return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
     def resolve_run_id(self, ref: str) -> int:
         """'last', 'last~1' (the one before), or a run number."""
         with translate_errors(self.path):
             if ref == "last" or ref.startswith("last~"):
                 back = ref.removeprefix("last").removeprefix("~") or "0"
-                if not back.isdigit():
+                if not _run_number(back):
                     raise UserError(f"{ref!r} is not a run: use a run number, 'last' or 'last~N'")
                 row = self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (int(back),)).fetchone()
                 if row is None:
                     raise UserError("no runs stored yet" if back == "0" else f"there is no run {ref}")
                 return row["id"]
-            if not ref.isdigit():
+            if not _run_number(ref):
                 raise UserError(f"{ref!r} is not a run: use a run number, 'last' or 'last~N'")
             if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
                 raise UserError(f"there is no run {ref} in {self.path}")
@@ -259,10 +333,14 @@ class Store:
     def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:
         """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
         with translate_errors(self.path):
-            row = self.conn.execute(f"{_RUN_QUERY} WHERE runs.id = ?", (run_id,)).fetchone()
+            row = self.conn.execute(
+                f"SELECT {_RUN_COLUMNS}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
+            ).fetchone()
             if row is None:
                 raise UserError(f"there is no run {run_id} in {self.path}")
-            test_rows = self.conn.execute("SELECT * FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+            test_rows = self.conn.execute(
+                f"SELECT {_TEST_COLUMNS} FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
             metric_rows = self.conn.execute(
                 "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
             ).fetchall()
@@ -282,9 +360,10 @@ class Store:
         flags_by_test: dict[int, list[tuple[str, str]]] = {}
         for f in flag_rows:
             flags_by_test.setdefault(f["test_id"], []).append((f["flag"], f["message"]))
+        raw = RawText(self, run_id)
         tests = tuple(
             _stored_test(t, metrics_by_test.get(t["id"], []), series_by_test.get(t["id"], ()),
-                         tuple(flags_by_test.get(t["id"], ())))
+                         tuple(flags_by_test.get(t["id"], ())), raw)
             for t in test_rows
         )
         if "hosts" in json.loads(row["options_json"]) and not per_host:
@@ -294,38 +373,62 @@ class Store:
             outcomes=self.run_values("run_outcomes", run_id),
         )
 
+    def raw_text(self, run_id: int) -> dict[int, tuple[str, str]]:
+        """{test id: (jobfile, fio_output)} of a run; a record read before the store was closed reopens it."""
+        if self.closed:
+            with Store(self.path, read_only=True) as reopened:
+                return reopened.raw_text(run_id)
+        with translate_errors(self.path):
+            rows = self.conn.execute("SELECT id, jobfile, fio_output FROM tests WHERE run_id = ?", (run_id,))
+            return {row["id"]: (row["jobfile"], row["fio_output"]) for row in rows}
 
+
+_SQLITE_MAX_INT = 2**63 - 1
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
-# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step.
-_RUN_QUERY = (
-    "SELECT runs.*, (SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
-    " OR json_extract(runs.options_json, '$.hosts') IS NULL)) AS finished_tests FROM runs"
+# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step; the count is
+# answered by the index tests_by_run_host. RunInfo's fields in order, so that a row builds one without lookups.
+_RUN_SQL = {
+    "options": "runs.options_json",
+    "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
+                      " OR json_extract(runs.options_json, '$.hosts') IS NULL))",
+}
+_RUN_COLUMNS = ", ".join(_RUN_SQL.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
+_RUN_FIELDS = len(fields(RunInfo))
+_OPTIONS = [f.name for f in fields(RunInfo)].index("options")
+# A test's parsed columns; its job file and fio's output are read apart (RawText).
+_TEST_COLUMNS = (
+    "id, seq, label, params_json, started_at, finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host"
 )
 # 'transaction': a pgbench step's transactions (database/pgbench.py), the only direction of such a test.
 _DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 4}
 
 
+def _run_number(text: str) -> bool:
+    """Plain digits that fit SQLite's integers ('٣' and a 400-digit number are not run numbers)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
 def _run_info(row: sqlite3.Row) -> RunInfo:
-    return RunInfo(
-        id=row["id"], suite_name=row["suite_name"], suite_source=row["suite_source"], target=row["target"],
-        target_kind=row["target_kind"], test_path=row["test_path"], options=json.loads(row["options_json"]),
-        status=row["status"], error=row["error"], started_at=row["started_at"], finished_at=row["finished_at"],
-        disklab_version=row["disklab_version"], fio_version=row["fio_version"], fio_engine=row["fio_engine"],
-        hostname=row["hostname"], kernel=row["kernel"], planned_tests=row["planned_tests"],
-        finished_tests=row["finished_tests"], name=row["name"],
-    )
+    values = list(row[:_RUN_FIELDS])
+    values[_OPTIONS] = json.loads(values[_OPTIONS])
+    return RunInfo(*values)
+
+
+def _casefold(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
 
 
 def _stored_test(
-    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...]
+    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...],
+    raw: RawText,
 ) -> StoredTest:
     return StoredTest(
-        id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]), jobfile=row["jobfile"],
-        fio_output=row["fio_output"], started_at=row["started_at"], finished_at=row["finished_at"],
+        id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]),
+        started_at=row["started_at"], finished_at=row["finished_at"],
         usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
         metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
         plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
-        host=row["host"],
+        host=row["host"], raw=raw,
     )
 
 

@@ -1,5 +1,6 @@
 """Find a suite by name or path, read its TOML and validate every field before anything runs."""
 
+import os
 import string
 import tomllib
 from importlib import resources
@@ -11,7 +12,8 @@ from disklab.analysis.steady import SteadyCriteria
 from disklab.database.settings import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
-from disklab.units import parse_duration
+from disklab.textfile import read_text_file
+from disklab.units import brief, parse_duration
 
 _TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
@@ -20,6 +22,8 @@ _STEADY_KEYS = (
     "window", "max_rounds", "excursion_percent", "slope_percent", "precondition", "purge", "written_multiple", "time_limit",
 )
 MAX_REPEAT = 1000
+# Labels name job files and table rows; a label longer than this is a mistake, not a name.
+MAX_LABEL_CHARS = 200
 
 
 def builtin_names() -> list[str]:
@@ -31,15 +35,11 @@ def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name, or a user's TOML file by path."""
     if name_or_path in builtin_names():
         text = (resources.files("disklab.suite") / "builtin" / f"{name_or_path}.toml").read_text()
-        return parse_suite(text, source="built-in", where=f"built-in suite {name_or_path!r}")
+        return parse_suite(text, source="built-in", where=f"built-in suite {brief(name_or_path)}")
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise UserError(f"cannot read suite file {path}: {exc.strerror}") from exc
-        return parse_suite(text, source=str(path), where=str(path))
-    raise UserError(f"unknown suite {name_or_path!r}; built-in suites: {', '.join(builtin_names())} (or give a .toml file)")
+    if path.suffix == ".toml" or os.path.exists(path):  # os.path's: False, not an error, for a name too long
+        return parse_suite(read_text_file(path, "suite file"), source=str(path), where=str(path))
+    raise UserError(f"unknown suite {brief(name_or_path)}; built-in suites: {', '.join(builtin_names())} (or give a .toml file)")
 
 
 def parse_suite(text: str, source: str, where: str) -> Suite:
@@ -47,6 +47,8 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib reads nested arrays and inline tables by recursion
+        raise UserError(f"{where}: arrays or tables nested too deeply (hundreds of levels)") from None
     _reject_unknown(data, _TOP_LEVEL, where, "top level")
     name = _required_text(data, "name", where, "top level")
     description = data.get("description", "")
@@ -54,7 +56,7 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         raise UserError(f"{where}: description: must be a string")
     mode = data.get("mode", "fixed")
     if mode not in MODES:
-        raise UserError(f"{where}: mode: {mode!r} is not one of {', '.join(MODES)}")
+        raise UserError(f"{where}: mode: {brief(mode)} is not one of {', '.join(MODES)}")
     if "pgbench" in data and mode != "pgbench":
         raise UserError(f"{where}: pgbench: a [pgbench] table needs mode = \"pgbench\"")
     if mode == "pgbench":
@@ -116,7 +118,7 @@ def _saturation(data, where: str) -> SaturationSettings:
     default = SaturationSettings()
     gain = data.get("gain_percent", default.gain_percent)
     if isinstance(gain, bool) or not isinstance(gain, (int, float)) or not 0 < gain <= 100:
-        raise UserError(f"{where}: saturate: gain_percent: {gain!r} is not a number above 0 and at most 100")
+        raise UserError(f"{where}: saturate: gain_percent: {brief(gain)} is not a number above 0 and at most 100")
     limits = {
         key: _number(data, key, getattr(default, key), 1, high, where, "saturate", whole=True)
         for key, high in (("max_iodepth", 65536), ("max_jobs", 4096))
@@ -137,7 +139,7 @@ def _number(data: dict, key: str, default, low, high, where: str, table: str, wh
         return None
     if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not low <= value <= high:
         kind = "a whole number" if whole else "a number"
-        raise UserError(f"{where}: {table}: {key}: {value!r} is not {kind} from {low} to {high}")
+        raise UserError(f"{where}: {table}: {key}: {brief(value)} is not {kind} from {low} to {high}")
     return value
 
 
@@ -154,7 +156,7 @@ def _rounds(data, mode: str, where: str) -> Rounds:
     def flag(key):
         value = data.get(key, True)
         if not isinstance(value, bool):
-            raise UserError(f"{where}: steady: {key}: {value!r} is not true or false")
+            raise UserError(f"{where}: steady: {key}: {brief(value)} is not true or false")
         return value
 
     window = number("window", 2, 1000, whole=True, default_value=default.window)
@@ -192,10 +194,10 @@ def _group(data: dict, index: int, where: str) -> Group:
         _check_label(label, where, context)
     metric = data.get("metric", "iops")
     if metric not in METRICS:
-        raise UserError(f"{where}: {context}: metric: {metric!r} is not one of {', '.join(METRICS)}")
+        raise UserError(f"{where}: {context}: metric: {brief(metric)} is not one of {', '.join(METRICS)}")
     repeat = data.get("repeat", 1)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
-        raise UserError(f"{where}: {context}: repeat: {repeat!r} is not a whole number from 1 to {MAX_REPEAT}")
+        raise UserError(f"{where}: {context}: repeat: {brief(repeat)} is not a whole number from 1 to {MAX_REPEAT}")
     params = {k: v for k, v in data.items() if k not in _GROUP_KEYS}
     return Group(
         name=name, label=label, metric=metric, repeat=repeat,
@@ -209,14 +211,15 @@ def _view(data, where: str) -> View:
         raise UserError(f"{where}: view: must be a table with rows, columns and values")
     _reject_unknown(data, _VIEW_KEYS, where, context)
     rows = data.get("rows")
-    if rows not in ("group", *PARAMS):
-        raise UserError(f"{where}: view: rows: {rows!r} is not 'group' or a parameter ({', '.join(PARAMS)})")
+    if not isinstance(rows, str) or rows not in ("group", *PARAMS):
+        raise UserError(f"{where}: view: rows: {brief(rows)} is not 'group' or a parameter ({', '.join(PARAMS)})")
     columns = data.get("columns", [])
-    if not isinstance(columns, list) or any(c not in PARAMS for c in columns):
+    if not isinstance(columns, list) or any(not isinstance(c, str) or c not in PARAMS for c in columns):
         raise UserError(f"{where}: view: columns: must be a list of parameters ({', '.join(PARAMS)})")
     values = data.get("values", ["metric"])
-    if not isinstance(values, list) or not values or any(v not in (*METRICS, "metric") for v in values):
-        raise UserError(f"{where}: view: values: must be a list of {', '.join((*METRICS, 'metric'))}")
+    allowed = (*METRICS, "metric")
+    if not isinstance(values, list) or not values or any(not isinstance(v, str) or v not in allowed for v in values):
+        raise UserError(f"{where}: view: values: must be a list of {', '.join(allowed)}")
     return View(rows=rows, columns=tuple(columns), values=tuple(values))
 
 
@@ -230,6 +233,8 @@ def _params(table: dict, where: str, context: str, allow_lists: bool) -> tuple[t
                 raise UserError(f"{where}: {context}: {key}: a list is only allowed inside a [[group]]")
             if not raw:
                 raise UserError(f"{where}: {context}: {key}: an empty list expands to no tests")
+            if any(isinstance(item, (list, dict)) for item in raw):
+                raise UserError(f"{where}: {context}: {key}: a list of values holds single values, not lists or tables")
             value = tuple(_convert(param.convert, item, where, context, key) for item in raw)
         else:
             value = _convert(param.convert, raw, where, context, key)
@@ -245,16 +250,27 @@ def _convert(convert, raw, where: str, context: str, key: str):
 
 
 def _check_label(label, where: str, context: str) -> None:
-    """A label is a template such as "RND4K Q{iodepth}T{jobs} {direction}" over the test's parameters and {pass}."""
+    """A label is a template such as "RND4K Q{iodepth}T{jobs} {direction}" over the test's parameters and {pass}.
+
+    Fields are named plainly: a format spec ({bs:x}, {pattern:>999999999}) could fail or exhaust memory later.
+    """
     if not isinstance(label, str):
         raise UserError(f"{where}: {context}: label: must be a string")
+    if len(label) > MAX_LABEL_CHARS:
+        raise UserError(f"{where}: {context}: label: {len(label)} characters; at most {MAX_LABEL_CHARS}")
     try:
-        fields = [field for _, field, _, _ in string.Formatter().parse(label) if field is not None]
+        parsed = list(string.Formatter().parse(label))
     except ValueError as exc:
         raise UserError(f"{where}: {context}: label: {exc}") from exc
-    for field in fields:
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if spec or conversion:
+            raise UserError(f"{where}: {context}: label: {brief(label)}: write fields plainly, e.g. {{{field}}}; "
+                            "format specs and conversions (':', '!') are not supported")
         if field not in PARAMS and field != "pass":
-            raise UserError(f"{where}: {context}: label: unknown field {{{field}}} (allowed: pass, {', '.join(PARAMS)})")
+            raise UserError(f"{where}: {context}: label: unknown field {{{brief(field)[1:-1]}}} "
+                            f"(allowed: pass, {', '.join(PARAMS)})")
 
 
 def _required_text(data: dict, key: str, where: str, context: str) -> str:
@@ -267,4 +283,4 @@ def _required_text(data: dict, key: str, where: str, context: str) -> str:
 def _reject_unknown(table: dict, allowed: tuple[str, ...], where: str, context: str) -> None:
     for key in table:
         if key not in allowed:
-            raise UserError(f"{where}: {context}: unknown field {key!r} (allowed: {', '.join(allowed)})")
+            raise UserError(f"{where}: {context}: unknown field {brief(key)} (allowed: {', '.join(allowed)})")

@@ -4,7 +4,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from disklab.units import parse_duration, parse_size
+from disklab.units import brief, parse_duration, parse_size
 
 PATTERNS = ("sequential", "random")
 DIRECTIONS = ("read", "write", "mixed")
@@ -15,7 +15,7 @@ BIT_DEPTHS = (8, 10, 12, 16)
 def _choice(*allowed: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         if value not in allowed:
-            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
+            raise ValueError(f"{brief(value)} is not one of {', '.join(allowed)}")
         return value
 
     return convert
@@ -24,7 +24,7 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
 def int_range(low: int, high: int) -> Callable[[Any], int]:
     def convert(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{value!r} is not a whole number")
+            raise ValueError(f"{brief(value)} is not a whole number")
         if not low <= value <= high:
             raise ValueError(f"{value} is outside {low}..{high}")
         return value
@@ -35,7 +35,7 @@ def int_range(low: int, high: int) -> Callable[[Any], int]:
 def _positive_size(value: Any) -> int:
     size = parse_size(value)
     if size <= 0:
-        raise ValueError(f"{value!r} must be larger than zero")
+        raise ValueError(f"{brief(value)} must be larger than zero")
     return size
 
 
@@ -57,29 +57,29 @@ def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{value!r} is not true or false")
+        raise ValueError(f"{brief(value)} is not true or false")
     return value
 
 
 def _engine(value: Any) -> str:
     if not isinstance(value, str) or not value.replace("_", "").isalnum():
-        raise ValueError(f"{value!r} is not an fio engine name (or 'auto')")
+        raise ValueError(f"{brief(value)} is not an fio engine name (or 'auto')")
     return value
 
 
 def _bssplit(value: Any) -> str:
     """fio's syntax, e.g. 4k/20:64k/50:256k/20:2m/10; the shares must add up to 100."""
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{value!r} is not a block-size split such as 4k/20:64k/50:256k/20:2m/10")
+        raise ValueError(f"{brief(value)} is not a block-size split such as 4k/20:64k/50:256k/20:2m/10")
     total = 0
     for part in value.split(":"):
         size, slash, share = part.partition("/")
-        if not slash or not share.isdigit():
-            raise ValueError(f"{part!r} in {value!r} is not SIZE/PERCENT")
+        if not slash or not (share.isascii() and share.isdigit()) or len(share) > 3:
+            raise ValueError(f"{brief(part)} in {brief(value)} is not SIZE/PERCENT")
         _positive_size(size)
         total += int(share)
     if total != 100:
-        raise ValueError(f"the shares of {value!r} add up to {total}, not 100")
+        raise ValueError(f"the shares of {brief(value)} add up to {total}, not 100")
     return value
 
 
@@ -88,30 +88,34 @@ _REGION = re.compile(r"^(whole|(first|last):\s*(\S+))$")
 
 def _region(value: Any) -> str:
     """'whole', 'first:10%', 'first:5GB' or 'last:5GB' of the device or test file."""
-    match = _REGION.match(str(value).strip())
+    match = _REGION.match(value.strip()) if isinstance(value, str) else None
     if not match:
-        raise ValueError(f"{value!r} is not a region (whole, first:10%, first:5GB, last:5GB)")
+        raise ValueError(f"{brief(value)} is not a region (whole, first:10%, first:5GB, last:5GB)")
     amount = match.group(3)
     if amount:
         if amount.endswith("%"):
             percent = amount[:-1]
-            if not percent.isdigit() or not 0 < int(percent) <= 100:
-                raise ValueError(f"{value!r}: the share must be 1% to 100%")
+            if not (percent.isascii() and percent.isdigit()) or len(percent) > 3 or not 0 < int(percent) <= 100:
+                raise ValueError(f"{brief(value)}: the share must be 1% to 100%")
         else:
             _positive_size(amount)
     return str(value).strip().replace(" ", "")
 
 
+MAX_FRAME_SIDE = 100_000  # pixels; beyond any camera, and frame files stay far below the size limit
+
+
 def _frame_size(value: Any) -> str:
-    match = re.match(r"^(\d+)x(\d+)$", str(value))
-    if not match or int(match.group(1)) == 0 or int(match.group(2)) == 0:
-        raise ValueError(f"{value!r} is not a frame size such as 5120x2700")
-    return str(value)
+    match = re.match(r"^(\d{1,6})x(\d{1,6})$", value, re.ASCII) if isinstance(value, str) else None
+    if not match or not all(0 < int(side) <= MAX_FRAME_SIDE for side in match.groups()):
+        raise ValueError(f"{brief(value)} is not a frame size such as 5120x2700 (sides of 1 to {MAX_FRAME_SIDE} "
+                         "pixels)")
+    return value
 
 
 def _bit_depth(value: Any) -> int:
-    if value not in BIT_DEPTHS:
-        raise ValueError(f"{value!r} is not one of {', '.join(map(str, BIT_DEPTHS))}")
+    if isinstance(value, bool) or not isinstance(value, int) or value not in BIT_DEPTHS:
+        raise ValueError(f"{brief(value)} is not one of {', '.join(map(str, BIT_DEPTHS))}")
     return value
 
 
@@ -119,7 +123,7 @@ def _log_interval(value: Any) -> float:
     """fio's logging windows are whole milliseconds; a window of 0 would log every single I/O."""
     seconds = parse_duration(value)
     if seconds < 0.001:
-        raise ValueError(f"{value!r} is shorter than 1ms, fio's shortest logging window")
+        raise ValueError(f"{brief(value)} is shorter than 1ms, fio's shortest logging window")
     return seconds
 
 

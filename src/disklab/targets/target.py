@@ -1,5 +1,6 @@
 """Resolve what the user named into the file or device fio will use, and look after disklab's test files."""
 
+import errno
 import os
 import re
 import shutil
@@ -7,7 +8,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from disklab.env.collect import mount_of
 from disklab.env.host import host_identity, process_alive
+from disklab.env.registry import MEMORY_FS_TYPES
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
 from disklab.units import format_size
@@ -43,6 +46,13 @@ class Target:
 
 
 def resolve_target(path: str) -> Target:
+    try:
+        return _resolve_target(path)
+    except OSError as exc:  # a name too long, a loop of links, a folder we may not enter: the user's path
+        raise UserError(f"target {path[:60]}{'...' if len(path) > 60 else ''}: {exc.strerror or exc}") from None
+
+
+def _resolve_target(path: str) -> Target:
     resolved = Path(path).expanduser().absolute()
     if not resolved.exists():
         if path.endswith("/"):
@@ -74,8 +84,10 @@ def logical_block_size_under(folder: Path) -> int:
     return DEFAULT_LOGICAL_BLOCK_SIZE
 
 
-def check_target(target: Target, space_bytes: int, writes: bool, destroy_data: bool, force: bool) -> None:
-    """Refuse before anything runs: no space, no write permission, or data that writing would destroy."""
+def check_target(target: Target, space_bytes: int, writes: bool, destroy_data: bool, force: bool,
+                 direct: bool = False) -> None:
+    """Refuse before anything runs: no space, no write permission, data that writing would destroy, or (with
+    `direct`, some test uses direct I/O) a file system that refuses O_DIRECT, where fio would only fail."""
     if target.kind == "device":
         if writes:
             check_device_writable(target.device, destroy_data=destroy_data, force=force)
@@ -92,16 +104,44 @@ def check_target(target: Target, space_bytes: int, writes: bool, destroy_data: b
             f"{target.test_path} is an existing file and the suite writes to it; add --destroy-data to allow "
             "overwriting it, or name a directory so disklab makes its own test file"
         )
+    if direct and _refuses_direct_io(Path(target.test_path)):
+        mount = mount_of(str(folder))
+        fs_type = mount.fs_type if mount else "a file system"
+        in_ram = (f"; {fs_type} keeps its files in RAM, so nothing measured there is a disk's"
+                  if fs_type in MEMORY_FS_TYPES else "")
+        raise UserError(f"{folder} is on {fs_type}, which refuses direct I/O (O_DIRECT){in_ram}: set direct = false "
+                        "in the suite to run buffered")
 
 
 def _check_free_space(folder: Path, needed_bytes: int) -> None:
     fs = os.statvfs(folder)
+    if fs.f_blocks == 0:
+        return  # a file system of no set size (ramfs grows until RAM runs out): there is no free space to count
     free = fs.f_bavail * fs.f_frsize
     if free < needed_bytes + FREE_SPACE_MARGIN_BYTES:
         raise UserError(
             f"not enough space in {folder}: the test file needs {format_size(needed_bytes)} "
             f"(+{format_size(FREE_SPACE_MARGIN_BYTES)} margin), {format_size(free)} is free; use --size for a smaller test file"
         )
+
+
+def _refuses_direct_io(path: Path) -> bool:
+    """Whether opening `path` with O_DIRECT fails as fio's open would (EINVAL: tmpfs before Linux 6.6, ramfs).
+
+    A test file disklab is to make is created for the probe and removed again; no data is read or written."""
+    create = not path.exists()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT | (os.O_CREAT | os.O_EXCL if create else 0), 0o600)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            return False  # some other reason, and no file made: fio will say what it is
+        refused = True
+    else:
+        os.close(fd)
+        refused = False
+    if create:
+        path.unlink(missing_ok=True)  # the probe's own file (ramfs makes it before it refuses O_DIRECT)
+    return refused
 
 
 def remove_test_file(target: Target) -> None:

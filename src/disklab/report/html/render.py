@@ -1,8 +1,5 @@
 """The report model -> one self-contained HTML page: the template shipped with the package, charts inline as SVG."""
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
-
 from disklab.report.html.model import ReportModel
 from disklab.report.html.svg import render_svg
 
@@ -10,6 +7,9 @@ _TEMPLATE = "report.html.j2"
 
 
 def render_html(model: ReportModel) -> str:
+    from jinja2 import Environment, PackageLoader, StrictUndefined  # only the commands that write HTML load it
+    from markupsafe import Markup
+
     environment = Environment(
         loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,

@@ -7,13 +7,7 @@ browser shows can be counted from the SVG itself: a line's points are the <use> 
 import io
 import re
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, NullLocator
-
 from disklab.report.html.charts import ChartSpec
-
-matplotlib.use("Agg")  # no display; the figures are only ever written as SVG
 
 _WIDTH_IN, _HEIGHT_IN = 7.5, 3.4
 _RC = {
@@ -28,6 +22,12 @@ _RC = {
 
 
 def render_svg(spec: ChartSpec) -> str:
+    # matplotlib (and numpy under it) takes about a second to import: only the commands that draw pay for it.
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    matplotlib.use("Agg")  # no display; the figures are only ever written as SVG
     # The chart's id salts matplotlib's element ids: stable output, and no clash between charts on one page.
     with matplotlib.rc_context({**_RC, "svg.hashsalt": spec.id}):
         figure = Figure(figsize=(_WIDTH_IN, _HEIGHT_IN))
@@ -56,6 +56,8 @@ _GENERIC_ID = re.compile(r' id="((?:[a-z]+\.)?[a-z0-9]+_\d+)"')
 
 
 def _lines(axes, spec: ChartSpec) -> None:
+    from matplotlib.ticker import MaxNLocator, NullLocator
+
     for i, series in enumerate(spec.series):
         xs = [x for x, _ in series.points]
         ys = [y for _, y in series.points]

@@ -1,0 +1,66 @@
+"""How fast do plain commands start? `disklab --version`, `runs`, `show` and `compare`, each in a fresh process.
+
+Run by hand (not part of the tests):
+
+    .venv/bin/python bench/startup.py --times 10
+
+The store is a small private one: two runs imported from the test fixtures (real fio output). By default disklab
+starts with its modules compiled once beforehand (as an installed disklab has them); --no-bytecode measures a
+checkout run with PYTHONDONTWRITEBYTECODE, where every module is compiled again at each start. The issue's goal:
+each of these under 0.2 s. `python -c pass` is measured too, as the floor of this machine at this moment.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIXTURES = Path(__file__).parents[1] / "tests" / "fixtures" / "fio"
+# Two imports of the same test (json and json+ output): runs 1 and 2, comparable.
+IMPORTED = ("randread-4k-q32.json.json", "randread-4k-q32.jsonplus.json")
+COMMANDS = (("--version",), ("runs",), ("show",), ("compare", "1", "2"))
+
+
+def timed(command: list[str], env: dict) -> float:
+    started = time.monotonic()
+    subprocess.run(command, check=True, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--times", type=int, default=10, help="starts of each command (default 10)")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="start without compiled modules (as in a checkout with PYTHONDONTWRITEBYTECODE)")
+    args = parser.parse_args()
+    disklab = str(Path(sys.executable).parent / "disklab")
+
+    with tempfile.TemporaryDirectory(prefix="disklab-bench-") as scratch:
+        env = {**os.environ, "DISKLAB_HOME": scratch}
+        env.pop("DISKLAB_DB", None)
+        if args.no_bytecode:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
+        subprocess.run([disklab, "import", *(str(FIXTURES / name) for name in IMPORTED)], check=True, env=env,
+                       capture_output=True)
+        print(f"{args.times} starts each, {'no' if args.no_bytecode else 'compiled'} bytecode, "
+              f"load average {os.getloadavg()[0]:.2f} at start")
+        rows = [("python -c pass", [sys.executable, "-c", "pass"])]
+        rows += [(f"disklab {' '.join(c)}", [disklab, *c]) for c in COMMANDS]
+        for _, command in rows:
+            timed(command, env)  # warm-up: compiles the modules (unless --no-bytecode), fills the page cache
+        for name, command in rows:
+            seconds = [timed(command, env) for _ in range(args.times)]
+            print(f"{name:24} min {min(seconds):.3f}  median {statistics.median(seconds):.3f}  "
+                  f"max {max(seconds):.3f} s")
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
