@@ -22,7 +22,7 @@ from disklab.hosts.aggregate import combine_jobs
 from disklab.hosts.hosts import host_name
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
-from disklab.suite.model import TestSpec
+from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
 from disklab.textfile import read_text_file
 from disklab.units import fio_size, parse_duration
 
@@ -32,16 +32,9 @@ COMBINED_FLAG = "combined_jobs"  # one group's jobs without group_reporting, sum
 APPROXIMATE_FLAG = "percentiles_approximate"  # combined without json+ bins: percentiles are the jobs' highest
 LAYOUT_FLAG = "fio_layout"  # figures of an older fio layout, converted (fio/parse.py says how)
 Flags = tuple[tuple[str, str], ...]  # (flag, message) as the store keeps them
-# fio's rw modes -> (pattern, direction) as disklab's suites name them.
-RW_MODES = {
-    "read": ("sequential", "read"),
-    "write": ("sequential", "write"),
-    "randread": ("random", "read"),
-    "randwrite": ("random", "write"),
-    "rw": ("sequential", "mixed"),
-    "readwrite": ("sequential", "mixed"),
-    "randrw": ("random", "mixed"),
-}
+# fio's rw modes -> (pattern, direction) as disklab's tests name them.
+RW_MODES = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
+    "readwrite": ("sequential", "mixed")}
 # fio's aggregate over hosts: a sum of the hosts' figures with latencies of unknown weighting; not a measurement.
 ALL_CLIENTS = "All clients"
 # Top-level fields kept with each job so that the stored output reads back through fio/parse.py.
@@ -276,7 +269,7 @@ def _params(path: Path, jobname: str, global_options: dict, job_options: dict, e
         if rw not in RW_MODES:
             raise ValueError(f"rw={rw} (disklab reads {', '.join(RW_MODES)})")
         pattern, direction = RW_MODES[rw]
-        used = ("read", "write") if direction == "mixed" else (direction,)
+        used = IO_DIRECTIONS[direction]
         if "rwmixread" in options:
             rwmixread = _count(options["rwmixread"], base("rwmixread"))
         else:

@@ -213,6 +213,19 @@ def test_a_directory_on_the_real_disk_is_not_flagged_as_memory(disklab, one_read
             assert env[f"device.{disk}.ram_backing"] == "none"
 
 
+def test_a_data_set_within_the_declared_drive_cache_is_flagged_and_the_cache_recorded(disklab, one_read, request):
+    target = Path(tempfile.mkdtemp(prefix="disklab-test-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(target, ignore_errors=True))
+    result = disklab("run", str(one_read), "--target", str(target), "--cache", "1GiB")
+    assert result.returncode == 0, result.stderr
+    assert "device-cache: the data set (16MiB) fits in the 1GiB drive or controller cache declared with --cache" \
+        in result.stdout
+    assert recorded_env(disklab)["declared_cache_bytes"] == 1024**3
+    assert "drive / controller cache (declared)" in disklab("show", "last", "--env").stdout
+    refused = disklab("run", "pgbench", "--target", str(target), "--cache", "1GiB")
+    assert refused.returncode == 2 and "--cache" in refused.stderr  # pgbench suites do not take it
+
+
 @pytest.fixture
 def ramfs(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     if os.geteuid() != 0:

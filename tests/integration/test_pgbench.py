@@ -249,3 +249,28 @@ def test_a_target_the_server_user_cannot_reach_is_refused_before_anything_is_sto
     (line,) = error_lines(result.stderr)
     assert f"which cannot enter {private} (mode 700)" in line and f"chmod o+x {private}" in line
     assert disklab.runs() == [] and list((private / "inner").iterdir()) == []
+
+
+@pytest.fixture
+def tmpfs_target() -> Iterator[Path]:
+    """A 512 MiB tmpfs the postgres user can reach: PostgreSQL whose data and WAL live in RAM."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    folder = Path(tempfile.mkdtemp(prefix="disklab-test-pgbench-tmpfs-", dir="/tmp"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m,mode=0755", "tmpfs", str(folder)], check=True)
+    yield folder
+    for kept in folder.glob("*.pgcluster"):
+        stop_servers_under(kept)
+    subprocess.run(["umount", "--lazy", str(folder)], check=False)
+    folder.rmdir()
+
+
+def test_pgbench_on_a_file_system_in_ram_is_flagged_as_memory(disklab: Disklab, tmpfs_target: Path):
+    result = disklab("run", "pgbench", "--target", str(tmpfs_target), "--scale", "1", "--clients", "2", "--time", "1s")
+    assert result.returncode == 0, result.stderr
+    (stored,) = disklab.runs()
+    (test,) = disklab.tests(stored["id"])
+    flags = {row["flag"]: row["message"] for row in disklab.query("SELECT flag, message FROM test_flags WHERE test_id = ?", (test["id"],))}
+    assert flags["memory-target"].startswith("the file system is tmpfs, which keeps its files in RAM")
+    assert "direct I/O" not in flags["memory-target"]  # PostgreSQL's I/O is buffered; the remark is for direct tests
+    assert "memory-target" in disklab("show", "last").stdout

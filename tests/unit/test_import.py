@@ -22,12 +22,11 @@ STANDALONE = ("import-two-jobs.json.json", "import-two-jobs.jsonplus.json", "ran
               "psync-note-before-json.json", "write-4k-fsync.json.json")
 CLIENT_SERVER = ("import-client-one-host.json", "import-client-two-hosts.json")
 LAYOUTS = FIO_FIXTURES / "layouts"
-# Every layout fixture disklab stores (the others are refused: trim modes, unified_rw_reporting, fio 2.1 without
-# total_ios); real fio 3.33 output unless named layout-fio-* (rewritten by the rule in the layouts README).
+# Every layout fixture disklab stores (the others are refused: unified_rw_reporting, fio 2.1 without total_ios);
+# real fio 3.33 output unless named layout-fio-* (rewritten by the rule in the layouts README).
 IMPORTED_LAYOUTS = sorted(
     p.name for p in LAYOUTS.iterdir()
-    if p.suffix in (".json", ".txt")
-    and not p.name.startswith(("rw-trim", "rw-randtrim", "unified-", "layout-fio-2.1."))
+    if p.suffix in (".json", ".txt") and not p.name.startswith(("unified-", "layout-fio-2.1."))
 )
 
 
@@ -213,11 +212,11 @@ def runs_in_store() -> list[tuple]:
 
 def test_an_unreadable_option_is_refused_before_anything_is_stored(tmp_path):
     data = fixture_json("import-two-jobs.json.json")
-    data["jobs"][1]["job options"]["rw"] = "trimwrite"
-    path = tmp_path / "trim.json"
+    data["jobs"][1]["job options"]["bsrange"] = "4k-16k"
+    path = tmp_path / "bsrange.json"
     path.write_text(json.dumps(data))
     result = invoke("import", str(FIO_FIXTURES / "import-two-jobs.json.json"), str(path))
-    assert result.exit_code == 2 and "rw=trimwrite" in result.output
+    assert result.exit_code == 2 and "bsrange=4k-16k" in result.output
     assert not default_store_path().exists() or invoke("runs").output.startswith("no runs")
 
 

@@ -78,7 +78,7 @@ def test_the_corpus_covers_every_rw_mode_and_shape():
     directions = {name: {d.direction for j in parse_fio_output(text(name)).jobs for d in j.directions}
                   for name in REAL}
     assert directions["rw-trim.json"] == directions["rw-randtrim.json"] == {"trim"}
-    assert directions["rw-trimwrite.json"] == {"trim", "write"}
+    assert directions["rw-trimwrite.json"] == directions["rw-randtrimwrite.json"] == {"trim", "write"}
     for mode in ("rw", "readwrite", "randrw"):
         assert directions[f"rw-{mode}.json"] == {"read", "write"}
     assert directions["sync-fdatasync.json"] == directions["sync-fsync.json"] == {"write", "sync"}

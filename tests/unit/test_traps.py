@@ -95,3 +95,14 @@ def test_execute_schedule_stores_the_flags_with_the_test(tmp_path):
         execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
         (test,) = store.get_run(run_id).tests
     assert [flag for flag, _ in test.flags] == ["page-cache"]
+
+
+def test_a_data_set_that_fits_the_declared_drive_cache_is_flagged_direct_or_not():
+    small = replace(RND4K_READ, size=256 * 2**20)
+    env = {**ENV, "declared_cache_bytes": GIB}
+    (message,) = [m for f, m in cache_traps(small, job(50e6), env, []) if f == "device-cache"]
+    assert message == ("the data set (256MiB) fits in the 1GiB drive or controller cache declared with --cache: "
+                       "the cache, not the media, can serve this")
+    assert "device-cache" in flags(replace(small, size=GIB), job(50e6), env=env)  # exactly the cache's size fits
+    assert "device-cache" not in flags(replace(small, size=GIB + 4096), job(50e6), env=env)
+    assert "device-cache" not in flags(small, job(50e6))  # no cache declared: nothing claimed

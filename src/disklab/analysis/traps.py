@@ -22,8 +22,9 @@ CEILING_MARGIN = 1.1
 
 def cache_traps(test: TestSpec, job: JobResult, env: dict, earlier: Sequence[tuple[TestSpec, JobResult]]) -> list[tuple[str, str]]:
     flags = []
-    flags += _memory_target(test, env)
+    flags += memory_target(env, test.direct)
     flags += _page_cache(test, env)
+    flags += _device_cache(test, env)
     flags += _beyond_interface(job, env)
     flags += _faster_than_direct(test, job, earlier)
     flags += _compression(test, env)
@@ -36,8 +37,10 @@ def data_set_bytes(test: TestSpec) -> int | None:
     return test.size
 
 
-def _memory_target(test: TestSpec, env: dict) -> list[tuple[str, str]]:
-    """A file system in RAM, or a disk under the target whose data RAM holds (env/collect.py: ram_backing)."""
+def memory_target(env: dict, direct: bool) -> list[tuple[str, str]]:
+    """A file system in RAM, or a disk under the target whose data RAM holds (env/collect.py: ram_backing).
+
+    Any test on such a target is flagged, fio's and pgbench's alike."""
     held = []
     if env.get("fs_type") in MEMORY_FS_TYPES:
         held.append(f"the file system is {env['fs_type']}, which keeps its files in RAM")
@@ -46,8 +49,8 @@ def _memory_target(test: TestSpec, env: dict) -> list[tuple[str, str]]:
             held.append(f"{key[len(DEVICE_PREFIX):].rpartition('.')[0]} is {value}")
     if not held:
         return []
-    direct = " (direct I/O does not change that)" if test.direct else ""
-    return [("memory-target", f"{'; '.join(held)}: these figures are memory's, not a disk's{direct}")]
+    unchanged = " (direct I/O does not change that)" if direct else ""
+    return [("memory-target", f"{'; '.join(held)}: these figures are memory's, not a disk's{unchanged}")]
 
 
 def _page_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
@@ -57,6 +60,17 @@ def _page_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
         return []
     return [("page-cache", f"buffered I/O on {format_size(data)} with {ram / 1024**3:,.1f} GiB of RAM: "
                            "page cache can serve this; M3 asks for at least 2x RAM")]
+
+
+def _device_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
+    """A data set the drive's or RAID controller's own cache can hold (its size as declared with run --cache:
+    neither sysfs nor SMART reports it), direct I/O or not."""
+    cache = env.get("declared_cache_bytes")
+    data = data_set_bytes(test)
+    if not cache or data is None or data > cache:
+        return []
+    return [("device-cache", f"the data set ({format_size(data)}) fits in the {format_size(cache)} drive or "
+                             "controller cache declared with --cache: the cache, not the media, can serve this")]
 
 
 def _beyond_interface(job: JobResult, env: dict) -> list[tuple[str, str]]:

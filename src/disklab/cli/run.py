@@ -49,7 +49,7 @@ from disklab.targets.purge import purge
 from disklab.targets.target import (
     Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
-from disklab.units import format_duration, parse_duration
+from disklab.units import format_duration, parse_duration, parse_size
 
 
 @click.command()
@@ -69,6 +69,9 @@ from disklab.units import format_duration, parse_duration
               help="With a saturate suite: report the highest IOPS whose p99 stays under this, e.g. 1ms, 500us.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
+@click.option("--cache", "cache_bytes", callback=converter(parse_size),
+              help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
+                   "fits in it are flagged (device-cache).")
 @click.option("--keep-file", is_flag=True, help="Keep the test file (and file sets) made in a target directory.")
 @click.option("--clients", callback=converter(client_counts),
               help=f"pgbench suites: {PGBENCH_KEYS['clients'].help.replace('[1, 10, 50, 100]', '1,10,50,100')}.")
@@ -80,8 +83,8 @@ from disklab.units import format_duration, parse_duration
               help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.pass_context
-def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, keep_file,
-        clients, transactions, time_s, pg_set, keep_cluster, dry_run):
+def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, cache_bytes,
+        keep_file, clients, transactions, time_s, pg_set, keep_cluster, dry_run):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
     loaded = load_suite(suite)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
@@ -115,11 +118,12 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
         if purged:
             stderr_console().print(purged)
             store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file, hosts or ())
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file, hosts or (), cache_bytes)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
-_FIO_OPTIONS = ("read_only", "repeat", "precision", "max_time", "p99", "destroy_data", "force", "keep_file", "hosts")
+_FIO_OPTIONS = ("read_only", "repeat", "precision", "max_time", "p99", "destroy_data", "force", "keep_file", "hosts",
+                "cache_bytes")
 
 
 def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Overrides) -> None:
@@ -167,7 +171,8 @@ def resume(ctx, run_ref):
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False), hosts)
+        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False), hosts,
+                   options.get("cache_bytes"))
 
 
 def schedule_for(
@@ -234,14 +239,15 @@ def _feature_cache() -> Path:
 
 def _carry_out(
     store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, schedule: Schedule,
-    finished: Sequence[Finished], keep_file: bool, hosts: tuple[Host, ...] = (),
+    finished: Sequence[Finished], keep_file: bool, hosts: tuple[Host, ...] = (), cache_bytes: int | None = None,
 ) -> None:
     """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
     engines = sorted({t.engine for t in plan.tests})
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
-        with _recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines), \
+        declared = {"declared_cache_bytes": cache_bytes} if cache_bytes else {}
+        with _recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines, declared), \
                 RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
             on_hosts = HostsStep(ClientExecutor(fio_path), hosts, target.path) if hosts else None
             done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished, on_hosts)
@@ -260,9 +266,11 @@ def _carry_out(
 
 
 @contextmanager
-def _recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str]):
-    """The environment and SMART around the work, and the run's status whatever happens to it."""
-    disks = record_environment(store, run_id, test_path, is_device, fio_path, engines)
+def _recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str],
+              declared: dict | None = None):
+    """The environment (with what the user declared of it) and SMART around the work, and the run's status whatever
+    happens to it."""
+    disks = record_environment(store, run_id, test_path, is_device, fio_path, engines, declared or {})
     record_smart(store, run_id, disks, "before")
     try:
         with _interrupt_on_termination():

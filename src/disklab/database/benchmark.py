@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from disklab.analysis.traps import memory_target
 from disklab.database.pgbench import Initialised, Step, StepResult, initialise, run_step, server_settings
 from disklab.database.postgres import EXTRA_CONNECTIONS, Server, kept_cluster_name, private_server
 from disklab.database.settings import PgbenchSettings
@@ -74,6 +75,7 @@ def run_database_benchmark(
     `say` prints a line; `show_progress` replaces the last progress line (pgbench's report of every second).
     """
     keep_as = kept_cluster_name(run_id) if keep_cluster else None
+    env = store.run_values("run_env", run_id)
     with private_server(target_dir, settings.settings, max(s.clients for s in steps), keep_as) as server:
         for deviation in server.deviations:
             say(f"note: {deviation}")
@@ -91,6 +93,8 @@ def run_database_benchmark(
                 f"{step.label}: {p.t_s:g} s, {p.tps:,.1f} tps, latency {p.latency_mean_ms:,.2f} ms"
                 + (f", {p.failed} failed" if p.failed else "")))
             test_id = store_step(store, run_id, seq, result)
+            for flag, message in memory_target(env, direct=False):  # PostgreSQL's I/O goes through the page cache
+                store.add_flag(test_id, flag, message)
             if outcome["data_set"]["below_ram_multiple"]:
                 store.add_flag(test_id, "page-cache", outcome["data_set"]["warning"])
             outcome["steps"][str(step.clients)] = step_figures(result)

@@ -62,6 +62,9 @@ _KEYS = (
     EnvKey("fs_compression", "compression / dedup", str, explains_difference=True),
     EnvKey("devices", "disks under the target", str),
     EnvKey("layout", "md / LVM / ZFS / btrfs layout", str, explains_difference=True),
+    # Given by the user (run --cache): no interface reports a drive's or controller's cache size.
+    EnvKey("declared_cache_bytes", "drive / controller cache (declared)", int, "bytes", _bytes,
+           explains_difference=True),
     EnvKey("smart", "SMART", str),
     # What differed when an interrupted run was resumed: {key: value then}.
     EnvKey("resumed_with", "changed when resumed", dict, "", lambda v: "; ".join(f"{k} = {v[k]}" for k in sorted(v))),

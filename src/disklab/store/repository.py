@@ -3,6 +3,7 @@
 import json
 import os
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -134,6 +135,18 @@ class Store:
         if not self.read_only:
             remember_checked(self.path)
 
+    @contextmanager
+    def _transaction(self):
+        """Everything inside lands together or not at all (the connection itself commits each statement)."""
+        with translate_errors(self.path):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
     def __enter__(self) -> "Store":
         return self
 
@@ -160,39 +173,33 @@ class Store:
         attempt: int = 1, host: str | None = None,
     ) -> int:
         """One transaction per test: the test, its metrics and its series land together or not at all."""
-        with translate_errors(self.path):
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                test_id = self.conn.execute(
-                    """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
-                       finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        with self._transaction():
+            test_id = self.conn.execute(
+                """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
+                   finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (
+                    run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
+                    started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
+                    seq if plan_index is None else plan_index, attempt, host,
+                ),
+            ).lastrowid
+            for m in job.directions:
+                self.conn.execute(
+                    f"""INSERT INTO metrics (test_id, direction, iops, bw_bytes_per_s, io_bytes, total_ios, runtime_ms,
+                       lat_mean_ns, clat_mean_ns, clat_max_ns, {_PERCENTILE_COLUMNS})
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(PERCENTILES))})""",
                     (
-                        run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
-                        started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
-                        seq if plan_index is None else plan_index, attempt, host,
+                        test_id, m.direction, m.iops, m.bw_bytes_per_s, m.io_bytes, m.total_ios, m.runtime_ms,
+                        m.lat_mean_ns, m.clat_mean_ns, m.clat_max_ns,
+                        *(m.clat_percentiles_ns.get(p) for p in PERCENTILES.values()),
                     ),
-                ).lastrowid
-                for m in job.directions:
-                    self.conn.execute(
-                        f"""INSERT INTO metrics (test_id, direction, iops, bw_bytes_per_s, io_bytes, total_ios, runtime_ms,
-                           lat_mean_ns, clat_mean_ns, clat_max_ns, {_PERCENTILE_COLUMNS})
-                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(PERCENTILES))})""",
-                        (
-                            test_id, m.direction, m.iops, m.bw_bytes_per_s, m.io_bytes, m.total_ios, m.runtime_ms,
-                            m.lat_mean_ns, m.clat_mean_ns, m.clat_max_ns,
-                            *(m.clat_percentiles_ns.get(p) for p in PERCENTILES.values()),
-                        ),
-                    )
-                self.conn.executemany(
-                    "INSERT INTO series (test_id, kind, direction, t_ms, value) VALUES (?, ?, ?, ?, ?)",
-                    ((test_id, s.kind, s.direction, p.t_ms, p.value) for s in series for p in s.points),
                 )
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            return test_id
+            self.conn.executemany(
+                "INSERT INTO series (test_id, kind, direction, t_ms, value) VALUES (?, ?, ?, ?, ?)",
+                ((test_id, s.kind, s.direction, p.t_ms, p.value) for s in series for p in s.points),
+            )
+        return test_id
 
     def next_seq(self, run_id: int) -> int:
         """The seq of the run's next test (a step on many hosts stores one test per host and their aggregate)."""
@@ -218,7 +225,7 @@ class Store:
         """Key/value facts of a run: its environment (run_env) or what its analysis concluded (run_outcomes)."""
         if table not in ("run_env", "run_outcomes"):
             raise ValueError(table)
-        with translate_errors(self.path):
+        with self._transaction():  # one commit, not one per key
             self.conn.executemany(
                 f"INSERT OR REPLACE INTO {table} (run_id, key, value_json) VALUES (?, ?, ?)",
                 ((run_id, key, json.dumps(value)) for key, value in values.items()),

@@ -10,6 +10,18 @@ from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).
 READ_ONLY_RW_MODES = frozenset({"read", "randread"})
+# fio's rw mode of each (direction, pattern). trimwrite is fio's trim of each block followed by a write of it; the trim
+# directions come from imported fio output only (suite/params.py says why suites cannot set them).
+FIO_RW_MODES = {
+    ("read", "sequential"): "read", ("read", "random"): "randread",
+    ("write", "sequential"): "write", ("write", "random"): "randwrite",
+    ("mixed", "sequential"): "rw", ("mixed", "random"): "randrw",
+    ("trim", "sequential"): "trim", ("trim", "random"): "randtrim",
+    ("trimwrite", "sequential"): "trimwrite", ("trimwrite", "random"): "randtrimwrite",
+}
+# The fio directions (sections of its JSON) a test of each direction does I/O in.
+IO_DIRECTIONS = {"read": ("read",), "write": ("write",), "mixed": ("read", "write"), "trim": ("trim",),
+                 "trimwrite": ("trim", "write")}
 # Bytes per pixel of an RGB frame as video files store it (10 bit: three channels packed in 32 bits, as DPX).
 BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
 # Frame files are written with direct I/O: their size is rounded up to this alignment.
@@ -57,12 +69,7 @@ class TestSpec:
 
     @property
     def fio_rw(self) -> str:
-        random = self.pattern == "random"
-        if self.direction == "mixed":
-            return "randrw" if random else "rw"
-        if self.direction == "write":
-            return "randwrite" if random else "write"
-        return "randread" if random else "read"
+        return FIO_RW_MODES[self.direction, self.pattern]
 
     @property
     def writes(self) -> bool:

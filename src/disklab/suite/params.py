@@ -61,6 +61,15 @@ def boolean(value: Any) -> bool:
     return value
 
 
+def _direction(value: Any) -> str:
+    """Trims are refused here: fio trims only block devices (and a few engines and file systems), a directory or file
+    target would fail mid-run, and disklab stores trim figures from imported fio output only."""
+    if value in ("trim", "trimwrite"):
+        raise ValueError(f"{value} is for imported fio results only (disklab import); a suite's direction is one of "
+                         f"{', '.join(DIRECTIONS)}")
+    return _choice(*DIRECTIONS)(value)
+
+
 def _engine(value: Any) -> str:
     if not isinstance(value, str) or not value.replace("_", "").isalnum():
         raise ValueError(f"{brief(value)} is not an fio engine name (or 'auto')")
@@ -139,7 +148,7 @@ PARAMS: dict[str, Param] = {
     p.name: p
     for p in (
         Param("pattern", _choice(*PATTERNS), "random", "access pattern: sequential or random"),
-        Param("direction", _choice(*DIRECTIONS), "read", "read, write, or mixed (with rwmixread)"),
+        Param("direction", _direction, "read", "read, write, or mixed (with rwmixread)"),
         Param("rwmixread", int_range(0, 100), 50, "read share in percent of a mixed test"),
         Param("bs", _positive_size, 4096, "block size, e.g. 4k, 1M"),
         Param("bssplit", _optional(_bssplit), None, "block-size split in fio's syntax, e.g. 4k/20:64k/50:256k/20:2m/10"),
