@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.capture_fio_output import fio_server
-from tests.integration.conftest import NEEDS_FIO, table_rows
+from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, table_rows
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]
 
@@ -153,3 +153,36 @@ def test_sizes_are_read_as_the_local_fio_reads_them(size, base, tmp_path):
     text = path.read_text()
     (job,) = json.loads(text[text.index("{"):])["jobs"]
     assert parse_fio_size(size, int(base)) == job["write"]["io_bytes"]
+
+
+@pytest.mark.parametrize("mode", [pytest.param(mode, marks=NEEDS_LOOP_DEVICES)
+                                  for mode in ("trim", "randtrim", "trimwrite", "randtrimwrite")])
+def test_every_trim_mode_on_a_loop_device_imports_with_fios_figures(mode, tmp_path, disklab, attach_loop):
+    device = attach_loop(size_bytes=16 * 1024**2)
+    path = fio_json(tmp_path, mode, f"--rw={mode}", f"--filename={device}", "--size=8m", "--bs=64k",
+                    "--runtime=1", "--output-format=json")
+    (entry,) = json.loads(path.read_text()[path.read_text().index("{"):])["jobs"]
+    assert disklab("import", str(path)).returncode == 0
+    (test,) = disklab.tests(1)
+    assert json.loads(test["params_json"])["direction"] == ("trimwrite" if "write" in mode else "trim")
+    stored = {m["direction"]: m for m in disklab.metrics(test["id"])}
+    fio = {d: entry[d] for d in ("read", "write", "trim") if entry[d]["total_ios"] > 0}
+    assert set(stored) == set(fio) == ({"trim", "write"} if "write" in mode else {"trim"})
+    for direction, figures in fio.items():
+        m = stored[direction]
+        assert (m["iops"], m["bw_bytes_per_s"], m["io_bytes"], m["lat_mean_ns"], m["clat_p99_ns"]) == (
+            figures["iops"], figures["bw_bytes"], figures["io_bytes"], figures["lat_ns"]["mean"],
+            figures["clat_ns"]["percentile"]["99.000000"])
+    rows = table_rows(disklab("show", "last").stdout)
+    assert [(r[1], r[3]) for r in rows] == [(d, f"{f['iops']:,.0f}") for d, f in fio.items()]
+
+
+def test_a_trim_of_a_file_is_a_failed_test_with_fios_reason(tmp_path, disklab):
+    """psync trims only block devices: on a file fio 3.33 reports error 25 (ENOTTY) for the trim."""
+    path = fio_json(tmp_path, "filetrim", "--rw=trim", f"--filename={tmp_path / 'file'}", "--size=1m", "--bs=64k",
+                    "--output-format=json", check=False)
+    result = disklab("import", str(path))
+    assert result.returncode == 0 and "1 failed (fio reported an error)" in result.stderr
+    (run,) = disklab.runs()
+    assert run["status"] == "failed" and "fio error 25 (Inappropriate ioctl for device)" in run["error"]
+    assert disklab("show", "last").returncode == 0

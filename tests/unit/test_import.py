@@ -407,3 +407,10 @@ def test_job_options_are_read_as_fio_reads_them(options, expected, tmp_path):
 def test_options_one_disklab_test_cannot_hold_are_refused_with_the_reason(options, message, tmp_path):
     with pytest.raises(Exception, match=re.escape(message)):
         with_options(tmp_path, **options)
+
+
+def test_a_failed_import_is_not_resumed_and_says_why():
+    import_and_read(FAILED)
+    result = invoke("resume", "last")
+    assert result.exit_code == 2
+    assert "was imported from" in result.output and "nothing to resume" in result.output

@@ -18,7 +18,7 @@ from disklab.importer import RW_MODES
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.suite.loader import parse_suite
-from disklab.suite.model import TestSpec
+from disklab.suite import model  # not TestSpec by name: pytest would try to collect it
 from tests.conftest import FIO_FIXTURES
 
 LAYOUTS = FIO_FIXTURES / "layouts"
@@ -78,7 +78,7 @@ def test_every_trim_mode_imports_with_every_figure_fio_wrote(mode):
 def test_an_imported_trim_test_names_fios_mode_and_counts_as_writing(mode):
     """The safety rules allow-list the read-only modes (suite/model.py), so a trim needs --destroy-data like a write."""
     (run_id,) = imported(mode)
-    spec = TestSpec(label="t", **record(run_id).tests[0].params)
+    spec = model.TestSpec(label="t", **record(run_id).tests[0].params)
     assert spec.fio_rw == mode and spec.writes
     assert f"\nrw={mode}\n" in render_jobfile(spec, "/dev/loop9", "/var/tmp/x", "import")
 

@@ -158,6 +158,9 @@ def resume(ctx, run_ref):
         if record.info.fio_engine == PGBENCH_ENGINE:
             raise UserError(f"run {run_id} is a pgbench run: its server and data set are gone, so it cannot be "
                             "resumed; run the suite again")
+        if "imported_from" in record.info.options:
+            raise UserError(f"run {run_id} was imported from {record.info.options['imported_from']}: fio ran it "
+                            "elsewhere, so there is nothing to resume; import the file again once it is complete")
         if record.info.status not in ("interrupted", "failed"):
             raise UserError(f"run {run_id} is {record.info.status}; only interrupted or failed runs can be resumed")
         options = record.info.options

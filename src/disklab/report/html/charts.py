@@ -158,8 +158,8 @@ def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             for direction in DIRECTIONS:
                 points = _worst_percentiles(test.tests, direction)
                 if points:
-                    mixed = test.params["direction"] == "mixed"
-                    lines.append(SeriesSpec(f"{test.label} · {direction}" if mixed else test.label, points))
+                    several = len(test.tests[0].metrics) > 1  # mixed and trimwrite tests: a line per direction
+                    lines.append(SeriesSpec(f"{test.label} · {direction}" if several else test.label, points))
         if not lines or len(lines) > MAX_LINES:
             continue
         repeated = any(len(t.tests) > 1 for t in planned(record))
