@@ -249,7 +249,7 @@ def _carry_out(
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
-        declared = {"declared_cache_bytes": cache_bytes} if cache_bytes else {}
+        declared = {"declared_cache_bytes": cache_bytes}  # None: not given, shown as unknown
         with _recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines, declared), \
                 RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
             on_hosts = HostsStep(ClientExecutor(fio_path), hosts, target.path) if hosts else None

@@ -14,7 +14,7 @@ from disklab.report.table import run_label
 from disklab.report.views import axis_label
 from disklab.store.repository import RunRecord, StoredTest
 
-MAX_LINES = 10  # matplotlib's palette has 10 colours: more lines in one chart cannot be told apart
+MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart
 SWEEP_MIN_POINTS = 3  # a parameter that takes fewer values is a comparison, not a curve
 # The parameters that make two tests the same workload, so that they may share a line or a chart.
 _WORKLOAD_FIELDS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "sync", "frame_size")

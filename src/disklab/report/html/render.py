@@ -14,6 +14,6 @@ def render_html(model: ReportModel) -> str:
         loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
     )
-    # Our own SVG is trusted markup; every text in it came through matplotlib, which escapes it.
+    # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
     charts = [(spec, Markup(render_svg(spec))) for spec in model.charts]
     return environment.get_template(_TEMPLATE).render(report=model, charts=charts)
