@@ -15,8 +15,7 @@ from disklab.capacity.layout import DEFAULT_STRIP_BYTES, parse_layout
 from disklab.capacity.model import MODEL_NOTE, SAS3_WIDE_PORT_BYTES_PER_S
 from disklab.capacity.planning import DEFAULT_WORKLOADS, plan_arrays, workload_tests
 from disklab.capacity.render import DRIVE_HEADINGS, EXPORTERS, FORMATS, drive_rows, renderables
-from disklab.cli.common import open_store, stdout_console, write_output
-from disklab.cli.options import converter
+from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.errors import UserError
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso

@@ -34,6 +34,19 @@ def open_store(ctx: click.Context, write: bool = False) -> Store:
     return store
 
 
+def converter(parse):
+    """A click callback: the option parsed by `parse`, its ValueError shown as a bad parameter."""
+    def convert(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return convert
+
+
 def write_output(text: str, output: str | None) -> None:
     """'-o FILE' writes the file, '-o -' or nothing writes stdout."""
     if output in (None, "-"):

@@ -2,7 +2,6 @@
 
 import importlib
 import sys
-import traceback
 from pathlib import Path
 
 import click
@@ -52,6 +51,8 @@ class DisklabGroup(click.Group):
 
 def _report(ctx: click.Context, line: str) -> None:
     if ctx.obj and ctx.obj.get("debug"):
+        import traceback  # only with --debug: it loads the tokenizer
+
         traceback.print_exc()
     click.echo(" ".join(line.splitlines()), err=True)  # one line, even when a message quotes a multi-line value
 
@@ -87,7 +88,7 @@ _COMMANDS = {
     "doctor": ("disklab.cli.doctor", "doctor"), "export": ("disklab.cli.export", "export"),
     "hosts": ("disklab.cli.hosts", "hosts"), "import": ("disklab.cli.importer", "import_run"),
     "report": ("disklab.cli.report", "report"), "resume": ("disklab.cli.run", "resume"),
-    "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.show", "runs"), "show": ("disklab.cli.show", "show"),
+    "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.runs", "runs"), "show": ("disklab.cli.show", "show"),
     "suites": ("disklab.cli.suites", "suites"),
 }
 

@@ -5,22 +5,10 @@ import math
 
 import click
 
+from disklab.cli.common import converter
 from disklab.plan import DEFAULT_MAX_TESTS, Overrides
 from disklab.suite.params import PARAMS
 from disklab.units import parse_duration, parse_size
-
-
-def converter(parse):
-    """A click callback: the option parsed by `parse`, its ValueError shown as a bad parameter."""
-    def convert(ctx, param, value):
-        if value is None:
-            return None
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from exc
-
-    return convert
 
 
 class WholeNumber(click.ParamType):

@@ -13,10 +13,10 @@ from typing import Sequence
 import click
 
 from disklab import __version__
-from disklab.cli.common import open_store, stderr_console, stdout_console
+from disklab.cli.common import converter, open_store, stderr_console, stdout_console
 from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, parse_percent
 from disklab.analysis.saturation import parse_latency_ns
-from disklab.cli.options import WholeNumber, converter, overrides_from, plan_options
+from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
 from disklab.database.benchmark import (
     OUTCOME_KEY, PGBENCH_ENGINE, PgbenchOverrides, run_database_benchmark, whole_scale,

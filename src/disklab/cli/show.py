@@ -1,102 +1,14 @@
-"""`disklab runs` and `disklab show`: stored runs, listed and shown again in any format."""
-
-import re
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+"""`disklab show`: a stored run shown again, in any format."""
 
 import click
-from rich.table import Table
 
 from disklab.cli.common import open_store, stdout_console, write_output
-from disklab.cli.options import converter
 from disklab.report.environment import env_table, flag_lines, smart_tables
-from disklab.report.export import EXPORTERS, FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
+from disklab.report.export import EXPORTERS
+from disklab.report.runs import FORMATS
 from disklab.report.series import render_series_table, series_tables
 from disklab.report.table import run_results
 from disklab.report.views import build_view, view_table
-from disklab.store.repository import RunFilter
-
-DEFAULT_RUNS_SHOWN = 20
-_AGO = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_since(text: str) -> str:
-    """'2026-11-01', an ISO time (UTC unless it says otherwise) or '7d' / '12h' / '30m' / '2w' ago, as stored."""
-    ago = re.fullmatch(r"(\d{1,6})([mhdw])", text.strip())
-    try:
-        if ago:
-            moment = datetime.now(timezone.utc) - timedelta(**{_AGO[ago[2]]: int(ago[1])})
-        else:
-            moment = datetime.fromisoformat(text.strip())
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
-    except (ValueError, OverflowError):
-        raise ValueError(f"{text!r} is not a time: use a date (2026-11-01), an ISO time (2026-11-01T08:00, UTC "
-                         "unless it has an offset) or an age such as 7d, 12h, 30m, 2w") from None
-
-
-def _utf8(text: str) -> str:
-    """Stored names are UTF-8: bytes that are not (a mistyped argument) would match nothing, so say so."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        raise ValueError(f"{text!r} is not UTF-8 text") from None
-    return text
-
-
-@click.command()
-@click.option("--limit", "-n", type=click.IntRange(min=1),
-              help=f"Show the newest N runs (default {DEFAULT_RUNS_SHOWN}).")
-@click.option("--all", "show_all", is_flag=True, help="Show every run that matches.")
-@click.option("--suite", callback=converter(_utf8), help="Only runs of this suite (its name).")
-@click.option("--target", callback=converter(_utf8), help="Only runs on this target (as given to run, or as listed).")
-@click.option("--host", callback=converter(_utf8),
-              help="Only runs made on this machine (its name as listed), or with a test on this fio server.")
-@click.option("--since", callback=converter(parse_since), metavar="WHEN",
-              help="Only runs started then or later: a date, an ISO time (UTC unless it has an offset), or 7d, 12h ...")
-@click.option("--name", callback=converter(_utf8), help="Only runs whose name contains this text (any case).")
-@click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
-@click.pass_context
-def runs(ctx, limit, show_all, suite, target, host, since, name, output_format, output):
-    """List stored runs, newest first; how many matched is said under the list."""
-    if show_all and limit:
-        raise click.UsageError("--all and --limit exclude each other")
-    if output_format == "table" and output not in (None, "-"):
-        raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-    targets = tuple(dict.fromkeys((target, str(Path(target).expanduser().absolute())))) if target else ()
-    where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name)
-    wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
-    with open_store(ctx) as store:
-        infos = store.list_runs(wanted, where)
-        # A list shorter than asked for holds every match.
-        matched = len(infos) if wanted is None or len(infos) < wanted else store.count_runs(where)
-    filtered = where != RunFilter()
-    if output_format != "table":
-        write_output(RUNS_EXPORTERS[output_format](infos, matched), output)
-        if len(infos) < matched:
-            click.echo(_counted(len(infos), matched, filtered), err=True)
-        return
-    if not infos:
-        click.echo("no stored run matches" if filtered else
-                   f"no runs stored yet in {store.path}; start one with 'disklab run quick --target DIR'")
-        return
-    table = Table()
-    for heading in RUNS_HEADINGS:
-        table.add_column(heading)
-    for info in infos:
-        table.add_row(*run_cells(info))
-    stdout_console().print(table)
-    click.echo(_counted(len(infos), matched, filtered))
-
-
-def _counted(shown: int, matched: int, filtered: bool) -> str:
-    """'20 of 10,000 runs; --all or --limit N for more' under a list that is cut short."""
-    runs = f"{'matching ' if filtered else ''}run{'' if matched == 1 else 's'}"
-    if shown == matched:
-        return f"{matched:,} {runs}"
-    return f"{shown:,} of {matched:,} {runs}; --all or --limit N for more"
 
 
 @click.command()

@@ -15,7 +15,7 @@ from typing import Callable, Protocol
 
 from disklab.env.host import process_alive
 from disklab.errors import FioError
-from disklab.fio.jobfile import LOG_PREFIX
+from disklab.fio.logs import LOG_PREFIX
 
 # How long fio gets to stop after SIGTERM before it is killed.
 STOP_GRACE_S = 5.0

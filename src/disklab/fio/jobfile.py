@@ -4,11 +4,11 @@ import re
 from pathlib import Path
 
 from disklab import __version__
+from disklab.fio.logs import LOG_PREFIX
 from disklab.plan import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
 from disklab.units import fio_size, parse_size
 
-LOG_PREFIX = "disklab"
 _SYNC_OPTIONS = {"fsync": "fsync=1", "fdatasync": "fdatasync=1", "dsync": "sync=dsync"}
 
 

@@ -15,11 +15,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from disklab.errors import FioError
-from disklab.fio.jobfile import LOG_PREFIX
 
 # Series kinds in display order, and the log each is read from. clat and slat logs are written but not kept.
 KINDS = ("iops", "bw_bytes_per_s", "lat_mean_ns")
 _LOG_KINDS = {"iops": "iops", "bw": "bw_bytes_per_s", "lat": "lat_mean_ns"}
+# The name job files give fio's logs (write_iops_log=...); fio adds _iops.N.log and the like.
+LOG_PREFIX = "disklab"
 _LOG_NAME = re.compile(rf"^{LOG_PREFIX}_(?P<log>iops|bw|lat)\.(?P<job>\d+)\.log$")
 _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}  # fio's data direction numbers
 _BYTES_PER_KIB = 1024

@@ -8,11 +8,12 @@ from dataclasses import asdict, fields
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, planned_tests, repeated, result_rows, summary_rows, sweep_rows,
 )
+from disklab.report.runs import markdown_cell
 from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
 )
 from disklab.report.views import Pivot, build_view, cell_text
-from disklab.store.repository import RunInfo, RunRecord
+from disklab.store.repository import RunRecord
 
 # Bump when the JSON export changes shape. 1: first version. 2: tests carry `series` (log_interval);
 # a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,
@@ -20,10 +21,6 @@ from disklab.store.repository import RunInfo, RunRecord
 # and `outcomes` of the run; tests carry `flags` (cache traps). 5: pgbench runs carry `sweep`, one row per client
 # count (SweepRow), and their tests' metrics are under the direction `transaction`.
 JSON_FORMAT_VERSION = 5
-FORMATS = ("table", "json", "csv", "markdown")
-# Bump when the runs list's JSON changes shape. 1: first version.
-RUNS_JSON_FORMAT_VERSION = 1
-RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host")
 
 
 def to_json(record: RunRecord, flat: bool = False) -> str:
@@ -85,7 +82,7 @@ def to_csv(record: RunRecord, flat: bool = False) -> str:
 
 def to_markdown(record: RunRecord, flat: bool = False) -> str:
     if is_pgbench_run(record):
-        lines = [f"**{_md(run_title(record.info))}**", "", "| " + " | ".join(SWEEP_HEADINGS) + " |",
+        lines = [f"**{markdown_cell(run_title(record.info))}**", "", "| " + " | ".join(SWEEP_HEADINGS) + " |",
                  "|" + "---:|" * len(SWEEP_HEADINGS)]
         lines += ["| " + " | ".join(sweep_cells(row)) + " |" for row in sweep_rows(record)]
         return "\n".join(lines + ["", SWEEP_NOTE + "."]) + "\n"
@@ -112,14 +109,14 @@ def to_markdown(record: RunRecord, flat: bool = False) -> str:
 def _summary_markdown(record: RunRecord) -> list[str]:
     rows = summary_rows(record)
     lines = [
-        f"**{_md(run_title(record.info))}**",
+        f"**{markdown_cell(run_title(record.info))}**",
         "",
         "| Test | Dir | n | MB/s | +/- | IOPS | +/- | Mean lat µs | worst p99 µs |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         cells = [
-            _md(row.test), row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
+            markdown_cell(row.test), row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
             f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us),
             format_us(row.worst_clat_p99_us),
         ]
@@ -159,20 +156,15 @@ def _scaled(summary: dict, factor: float) -> dict:
 def _view_markdown(view: Pivot) -> list[str]:
     """The suite's view as its own section, before the per-test table."""
     lines = [
-        f"**{_md(view.title)}**",
+        f"**{markdown_cell(view.title)}**",
         "",
-        "| " + " | ".join(_md(h) for h in (view.row_heading, *(c.heading for c in view.columns))) + " |",
+        "| " + " | ".join(markdown_cell(h) for h in (view.row_heading, *(c.heading for c in view.columns))) + " |",
         "|---|" + "---:|" * len(view.columns),
     ]
     for label, cells in zip(view.rows, view.cells):
-        texts = [_md(label), *(cell_text(cell, column) for cell, column in zip(cells, view.columns))]
+        texts = [markdown_cell(label), *(cell_text(cell, column) for cell, column in zip(cells, view.columns))]
         lines.append("| " + " | ".join(texts) + " |")
     return lines + ["", " · ".join(view.notes), ""]
-
-
-def _md(text: str) -> str:
-    """Group names and descriptions are the user's text: a '|' would split a cell."""
-    return text.replace("|", "\\|")
 
 
 def _series_dict(series) -> dict:
@@ -190,47 +182,3 @@ def _metrics_dict(m) -> dict:
 
 
 EXPORTERS = {"json": to_json, "csv": to_csv, "markdown": to_markdown}
-
-
-def run_cells(info: RunInfo) -> list[str]:
-    """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same."""
-    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target,
-            f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname]
-
-
-def runs_to_json(infos: list[RunInfo], matched: int) -> str:
-    """`matched`: the runs the filters matched, of which `runs` holds the newest."""
-    document = {"format": "disklab-runs", "format_version": RUNS_JSON_FORMAT_VERSION, "matched": matched,
-                "runs": [_run_dict(info) for info in infos]}
-    return json.dumps(document, indent=2) + "\n"
-
-
-def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
-    """Every field of a run, its options as JSON."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(_RUN_FIELDS)
-    for info in infos:
-        row = list(_run_dict(info).values())
-        row[_OPTIONS] = json.dumps(info.options, sort_keys=True)
-        writer.writerow(row)
-    return out.getvalue()
-
-
-def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
-    lines = ["| " + " | ".join(RUNS_HEADINGS) + " |", "|---:|" + "---|" * (len(RUNS_HEADINGS) - 1)]
-    lines += ["| " + " | ".join(_md(cell) for cell in run_cells(info)) + " |" for info in infos]
-    return "\n".join(lines) + "\n"
-
-
-_RUN_FIELDS = [f.name for f in fields(RunInfo)]
-_OPTIONS = _RUN_FIELDS.index("options")
-
-
-def _run_dict(info: RunInfo) -> dict:
-    """asdict without its deep copy, which would be most of the time of listing 10,000 runs; a dataclass's
-    attributes are its fields, in their order."""
-    return vars(info).copy()
-
-
-RUNS_EXPORTERS = {"json": runs_to_json, "csv": runs_to_csv, "markdown": runs_to_markdown}

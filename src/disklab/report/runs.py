@@ -1,0 +1,62 @@
+"""The list of stored runs in every format of `disklab runs`; light, so that listing loads nothing else."""
+
+import csv
+import io
+import json
+from dataclasses import fields
+
+from disklab.store.repository import RunInfo
+
+FORMATS = ("table", "json", "csv", "markdown")
+# Bump when the runs list's JSON changes shape. 1: first version.
+RUNS_JSON_FORMAT_VERSION = 1
+RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host")
+
+
+def markdown_cell(text: str) -> str:
+    """Names, labels and descriptions are the user's text: a '|' would split a Markdown table's cell."""
+    return text.replace("|", "\\|")
+
+
+def run_cells(info: RunInfo) -> list[str]:
+    """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same."""
+    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target,
+            f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname]
+
+
+def runs_to_json(infos: list[RunInfo], matched: int) -> str:
+    """`matched`: the runs the filters matched, of which `runs` holds the newest."""
+    document = {"format": "disklab-runs", "format_version": RUNS_JSON_FORMAT_VERSION, "matched": matched,
+                "runs": [_run_dict(info) for info in infos]}
+    return json.dumps(document, indent=2) + "\n"
+
+
+def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
+    """Every field of a run, its options as JSON."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_RUN_FIELDS)
+    for info in infos:
+        row = list(_run_dict(info).values())
+        row[_OPTIONS] = json.dumps(info.options, sort_keys=True)
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
+    lines = ["| " + " | ".join(RUNS_HEADINGS) + " |", "|---:|" + "---|" * (len(RUNS_HEADINGS) - 1)]
+    lines += ["| " + " | ".join(markdown_cell(cell) for cell in run_cells(info)) + " |" for info in infos]
+    return "\n".join(lines) + "\n"
+
+
+_RUN_FIELDS = [f.name for f in fields(RunInfo)]
+_OPTIONS = _RUN_FIELDS.index("options")
+
+
+def _run_dict(info: RunInfo) -> dict:
+    """asdict without its deep copy, which would be most of the time of listing 10,000 runs; a dataclass's
+    attributes are its fields, in their order."""
+    return vars(info).copy()
+
+
+RUNS_EXPORTERS = {"json": runs_to_json, "csv": runs_to_csv, "markdown": runs_to_markdown}
