@@ -3,7 +3,6 @@
 A pgbench suite takes its own path: steps -> target directory -> private PostgreSQL -> pgbench -> store -> summarise.
 """
 
-import os
 import signal
 from contextlib import contextmanager
 from dataclasses import replace
@@ -18,26 +17,18 @@ from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, p
 from disklab.analysis.saturation import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
-from disklab.database.benchmark import (
-    OUTCOME_KEY, PGBENCH_ENGINE, PgbenchOverrides, run_database_benchmark, whole_scale,
-)
-from disklab.database.pgbench import pgbench_duration, plan_steps
-from disklab.database.postgres import check_cluster_target, cluster_folder, find_binaries, remove_stale_clusters
-from disklab.database.settings import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
+from disklab.database.settings import KEYS as PGBENCH_KEYS, PGBENCH_ENGINE, client_counts, duration_s, parse_pg_set
 from disklab.env.capture import record_environment, record_smart
 from disklab.env.host import host_identity
 from disklab.errors import DisklabError, UserError
 from disklab.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
-from disklab.fio.client import ClientExecutor
 from disklab.fio.features import choose_engine, detect_fio
-from disklab.hosts.check import check_hosts, require_ready
 from disklab.hosts.files import clean_up_on_hosts, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
-from disklab.hosts.steps import HostsStep, refuse_unsupported
 from disklab.plan import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
 from disklab.report.environment import flag_lines
-from disklab.report.table import pgbench_plan_table, plan_table, run_results
+from disklab.report.table import plan_table, run_results
 from disklab.schedule import Finished, FixedSchedule, Schedule, Step
 from disklab.saturate_schedule import SaturateSchedule
 from disklab.steady_schedule import SteadySchedule
@@ -89,11 +80,9 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
     loaded = load_suite(suite)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
     if loaded.pgbench is not None:
-        pgbench = PgbenchOverrides(
-            scale=None if overrides.scale is None else whole_scale(overrides.scale), clients=clients,
-            transactions=transactions, time_s=time_s, settings=pg_set or (),
-        )
-        _run_pgbench(ctx, loaded, target, pgbench, keep_cluster, dry_run)
+        from disklab.cli.run_pgbench import run_pgbench  # PostgreSQL's modules load only for pgbench suites
+
+        run_pgbench(ctx, loaded, target, overrides.scale, clients, transactions, time_s, pg_set, keep_cluster, dry_run)
         return
     check_test_count(loaded, overrides.max_tests, repeat)
     if target is None:
@@ -113,7 +102,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
         purged = purge(resolved, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
         engines = ", ".join(sorted({t.engine for t in plan.tests}))
         params = {**ctx.params, "hosts": [h.name for h in hosts] if hosts else None}
-        run_id = store.create_run(_new_run(plan.suite, resolved, fio.version_text, engines, params,
+        run_id = store.create_run(new_run(plan.suite, resolved, fio.version_text, engines, params,
                                            schedule.expected_steps()))
         if purged:
             stderr_console().print(purged)
@@ -221,6 +210,9 @@ def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool, hosts:
     for line in plan_remarks(plan):
         stderr_console().print(line)
     if hosts:
+        from disklab.hosts.check import check_hosts, require_ready  # fio's client mode loads only for --hosts
+        from disklab.hosts.steps import refuse_unsupported
+
         # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
         refuse_unsupported(plan)
         fio = detect_fio(cache=_feature_cache())
@@ -250,9 +242,9 @@ def _carry_out(
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
         declared = {"declared_cache_bytes": cache_bytes}  # None: not given, shown as unknown
-        with _recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines, declared), \
+        with recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines, declared), \
                 RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
-            on_hosts = HostsStep(ClientExecutor(fio_path), hosts, target.path) if hosts else None
+            on_hosts = _hosts_step(fio_path, hosts, target.path) if hosts else None
             done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished, on_hosts)
     finally:
         if hosts:
@@ -265,11 +257,19 @@ def _carry_out(
             remove_test_file(target)
     outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
     store.set_run_values("run_outcomes", run_id, outcomes)
-    _finish(store, run_id, outcomes)
+    finish(store, run_id, outcomes)
+
+
+def _hosts_step(fio_path: str, hosts: tuple[Host, ...], folder: str):
+    """Each step on every host at once; fio's client mode loads only for --hosts."""
+    from disklab.fio.client import ClientExecutor
+    from disklab.hosts.steps import HostsStep
+
+    return HostsStep(ClientExecutor(fio_path), hosts, folder)
 
 
 @contextmanager
-def _recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str],
+def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str],
               declared: dict | None = None):
     """The environment (with what the user declared of it) and SMART around the work, and the run's status whatever
     happens to it."""
@@ -288,7 +288,7 @@ def _recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_pa
         record_smart(store, run_id, disks, "after")
 
 
-def _finish(store: Store, run_id: int, outcomes: dict) -> None:
+def finish(store: Store, run_id: int, outcomes: dict) -> None:
     """The run complete, its results and what its schedule concluded printed."""
     store.finish_run(run_id, "complete")
     record = store.get_run(run_id)
@@ -299,39 +299,6 @@ def _finish(store: Store, run_id: int, outcomes: dict) -> None:
     for outcome in outcomes.values():
         stdout_console().print(outcome["summary"])
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
-
-
-def _run_pgbench(ctx, suite: Suite, target: str | None, overrides: PgbenchOverrides, keep_cluster: bool,
-                 dry_run: bool) -> None:
-    """M3's database test: a private PostgreSQL on the target directory, pgbench's client sweep, every step stored."""
-    settings = overrides.apply(suite.pgbench)
-    steps = plan_steps(settings, os.cpu_count() or 1)
-    if dry_run or target is None:
-        if not dry_run:
-            raise click.UsageError("--target is required: a directory on the disk under test")
-        stdout_console().print(pgbench_plan_table(suite, settings, steps))
-        stdout_console().print(f"estimated duration: {pgbench_duration(settings)}")
-        return
-    resolved = resolve_target(target)
-    if resolved.kind != "directory":
-        raise UserError(f"{target} is a {resolved.kind}; suite {suite.name!r} needs a directory on the disk under "
-                        "test (a mounted file system), where PostgreSQL keeps its data and WAL")
-    check_cluster_target(Path(resolved.path))
-    for stale in remove_stale_clusters(Path(resolved.path)):
-        stderr_console().print(f"removed a PostgreSQL cluster left by a killed run: {stale}")
-    binaries = find_binaries()
-    with open_store(ctx, write=True) as store:
-        cluster = replace(resolved, test_path=str(cluster_folder(Path(resolved.path))))
-        run_id = store.create_run(_new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE,
-                                           ctx.params, len(steps)))
-        console = stderr_console()
-        with _recorded(store, run_id, resolved.path, False, "fio", []), console.status("") as status:
-            outcome = run_database_benchmark(
-                store, run_id, settings, steps, Path(resolved.path), keep_cluster,
-                say=lambda line: console.print(line, markup=False, highlight=False),
-                show_progress=lambda line: status.update(line),
-            )
-        _finish(store, run_id, {OUTCOME_KEY: outcome})
 
 
 def _spec(test: StoredTest) -> TestSpec:
@@ -353,7 +320,7 @@ def _interrupt_on_termination():
             signal.signal(sig, handler)
 
 
-def _new_run(suite: Suite, target: Target, tool_version: str, engine: str, params: dict,
+def new_run(suite: Suite, target: Target, tool_version: str, engine: str, params: dict,
              expected_steps: int) -> NewRun:
     """tool_version and engine: fio's, or PostgreSQL's and 'pgbench' for a pgbench run."""
     host = host_identity()

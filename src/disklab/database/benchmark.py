@@ -19,8 +19,6 @@ TRANSACTION = "transaction"  # the direction a pgbench step's figures are stored
 # M3: the data set is at least twice the machine's RAM, so the page cache cannot serve the benchmark.
 RAM_MULTIPLE = 2
 OUTCOME_KEY = "pgbench"
-# What a pgbench run stores as its engine (the runs table names fio's engine for fio runs).
-PGBENCH_ENGINE = "pgbench"
 
 
 @dataclass(frozen=True)
