@@ -110,16 +110,21 @@ def one_read(tmp_path: Path) -> Path:
     return suite
 
 
+def mounted(fs_type: str, tmp_path: Path, request: pytest.FixtureRequest, *options: str) -> Path:
+    """A fresh file system of `fs_type` under tmp_path, unmounted after the test."""
+    if os.geteuid() != 0:
+        pytest.skip(f"mounting a {fs_type} needs root")
+    point = tmp_path / fs_type
+    point.mkdir()
+    run("mount", "-t", fs_type, *options, fs_type, str(point))
+    request.addfinalizer(lambda: run("umount", str(point)))
+    return point
+
+
 @pytest.fixture
 def tmpfs(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """A fresh 128 MiB tmpfs (room for a 16 MiB test file and disklab's 64 MiB free-space margin)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    point = tmp_path / "tmpfs"
-    point.mkdir()
-    run("mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", str(point))
-    request.addfinalizer(lambda: run("umount", str(point)))
-    return point
+    return mounted("tmpfs", tmp_path, request, "-o", "size=128m")
 
 
 @pytest.fixture
@@ -228,13 +233,7 @@ def test_a_data_set_within_the_declared_drive_cache_is_flagged_and_the_cache_rec
 
 @pytest.fixture
 def ramfs(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a ramfs needs root")
-    point = tmp_path / "ramfs"
-    point.mkdir()
-    run("mount", "-t", "ramfs", "ramfs", str(point))
-    request.addfinalizer(lambda: run("umount", str(point)))
-    return point
+    return mounted("ramfs", tmp_path, request)
 
 
 def test_ramfs_refuses_direct_io_in_one_line_that_says_ram_and_a_buffered_run_is_flagged(disklab, ramfs, one_read):
