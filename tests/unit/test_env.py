@@ -147,7 +147,7 @@ def test_file_systems_without_compression_say_none():
 
 
 def test_the_real_machine_gives_every_key_and_never_raises(tmp_path):
-    env = collect_environment(str(tmp_path / "disklab.testfile"), False, "fio", ["psync"])
+    env = collect_environment(str(tmp_path / "disklab.testfile"), False, "fio-3.33", ["psync"])
     for key in KEYS:
         if key not in ("smart", "resumed_with", "declared_cache_bytes"):  # recorded by run, not collected
             assert key in env, key
@@ -157,8 +157,8 @@ def test_the_real_machine_gives_every_key_and_never_raises(tmp_path):
             assert all(f"device.{disk}.{field}" in env for field in DEVICE_KEYS)
 
 
-def test_a_missing_fio_and_a_missing_directory_are_unknown(tmp_path):
-    env = collect_environment("/nonexistent/dir/f", False, str(tmp_path / "no-fio"), [])
+def test_a_run_without_fio_and_a_missing_directory_are_unknown(tmp_path):
+    env = collect_environment("/nonexistent/dir/f", False, None, [])
     assert env["fio_version"] is None and env["fio_engines"] is None
     assert env["fs_type"] is None and env["devices"] is None and env["layout"] == "none"
 
@@ -172,8 +172,8 @@ def test_a_resumed_run_keeps_its_first_environment_and_notes_what_changed(tmp_pa
     monkeypatch.setattr(capture, "collect_environment", lambda *args: next(envs))
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        assert capture.record_environment(store, run_id, "/x/f", False, "fio", ["psync"]) == ["sda", "sdb"]
-        capture.record_environment(store, run_id, "/x/f", False, "fio", ["psync"])
+        assert capture.record_environment(store, run_id, "/x/f", False, "fio-3.33", ["psync"]) == ["sda", "sdb"]
+        capture.record_environment(store, run_id, "/x/f", False, "fio-3.33", ["psync"])
         assert store.run_values("run_env", run_id) == {
             "kernel": "6.1", "devices": "sda, sdb", "resumed_with": {"kernel": "6.8"},
         }

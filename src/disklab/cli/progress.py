@@ -3,7 +3,6 @@
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn
 
 from disklab.fio.parse import JobResult
 from disklab.plan import Plan, estimate_test_seconds
@@ -27,11 +26,18 @@ class RunProgress:
         self.current_estimate = 0.0
         self.test_started_at = time.monotonic()
         self.live = console.is_terminal
-        self.bar = Progress(
+        self.bar = self._bar(console) if self.live else None
+
+    def _bar(self, console: Console):
+        """A terminal's live bar; rich's progress machinery loads only for one."""
+        from rich.progress import BarColumn, Progress, TextColumn
+
+        bar = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
             TextColumn("ETA {task.fields[eta]}"), console=console, transient=True,
         )
-        self.task = self.bar.add_task("starting", total=self.total, count="", eta=format_duration(self.total))
+        self.task = bar.add_task("starting", total=self.total, count="", eta=format_duration(self.total))
+        return bar
 
     def __enter__(self) -> "RunProgress":
         if self.live:
@@ -46,14 +52,16 @@ class RunProgress:
         self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
         self.test_started_at = time.monotonic()
         self.steps = max(self.steps, seq + 1)  # adaptive schedules may run more steps than they expected
-        self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{self.steps}")
-        if not self.live:
+        if self.live:
+            self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{self.steps}")
+        else:
             self.console.print(f"[{seq + 1}/{self.steps}] {test.label} (ETA {format_duration(self.remaining())})")
         self.tick()
 
     def tick(self) -> None:
-        elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
-        self.bar.update(self.task, completed=self.done_s + elapsed, eta=format_duration(self.remaining()))
+        if self.live:
+            elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
+            self.bar.update(self.task, completed=self.done_s + elapsed, eta=format_duration(self.remaining()))
 
     def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None:
         self.done_s += self.current_estimate

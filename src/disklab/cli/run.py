@@ -23,7 +23,7 @@ from disklab.env.host import host_identity
 from disklab.errors import DisklabError, UserError
 from disklab.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
-from disklab.fio.features import choose_engine, detect_fio
+from disklab.fio.features import FioInfo, choose_engine, detect_fio
 from disklab.hosts.files import clean_up_on_hosts, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
@@ -107,7 +107,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
         if purged:
             stderr_console().print(purged)
             store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, (), keep_file, hosts or (), cache_bytes)
+        _carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, hosts or (), cache_bytes)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
@@ -163,7 +163,7 @@ def resume(ctx, run_ref):
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))
-        _carry_out(store, run_id, plan, resolved, fio.path, schedule, finished, options.get("keep_file", False), hosts,
+        _carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False), hosts,
                    options.get("cache_bytes"))
 
 
@@ -233,7 +233,7 @@ def _feature_cache() -> Path:
 
 
 def _carry_out(
-    store: Store, run_id: int, plan: Plan, target: Target, fio_path: str, schedule: Schedule,
+    store: Store, run_id: int, plan: Plan, target: Target, fio: FioInfo, schedule: Schedule,
     finished: Sequence[Finished], keep_file: bool, hosts: tuple[Host, ...] = (), cache_bytes: int | None = None,
 ) -> None:
     """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
@@ -242,13 +242,13 @@ def _carry_out(
     execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
     try:
         declared = {"declared_cache_bytes": cache_bytes}  # None: not given, shown as unknown
-        with recorded(store, run_id, target.test_path, target.kind == "device", fio_path, engines, declared), \
+        with recorded(store, run_id, target.test_path, target.kind == "device", fio.version_text, engines, declared), \
                 RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
-            on_hosts = _hosts_step(fio_path, hosts, target.path) if hosts else None
-            done = execute_schedule(execution, schedule, SubprocessExecutor(fio_path), store, progress, finished, on_hosts)
+            on_hosts = _hosts_step(fio.path, hosts, target.path) if hosts else None
+            done = execute_schedule(execution, schedule, SubprocessExecutor(fio.path), store, progress, finished, on_hosts)
     finally:
         if hosts:
-            for line in clean_up_on_hosts(fio_path, hosts, target.path, keep_file):
+            for line in clean_up_on_hosts(fio.path, hosts, target.path, keep_file):
                 stderr_console().print(line)
         elif keep_file and target.disklab_owns_file:
             for kept in keep_test_file(target, run_id):
@@ -269,11 +269,11 @@ def _hosts_step(fio_path: str, hosts: tuple[Host, ...], folder: str):
 
 
 @contextmanager
-def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_path: str, engines: list[str],
+def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_version: str | None, engines: list[str],
               declared: dict | None = None):
     """The environment (with what the user declared of it) and SMART around the work, and the run's status whatever
     happens to it."""
-    disks = record_environment(store, run_id, test_path, is_device, fio_path, engines, declared or {})
+    disks = record_environment(store, run_id, test_path, is_device, fio_version, engines, declared or {})
     record_smart(store, run_id, disks, "before")
     try:
         with _interrupt_on_termination():

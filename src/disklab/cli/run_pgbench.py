@@ -49,7 +49,7 @@ def run_pgbench(ctx, suite: Suite, target: str | None, scale: float | None, clie
         run_id = store.create_run(new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE,
                                            ctx.params, len(steps)))
         console = stderr_console()
-        with recorded(store, run_id, resolved.path, False, "fio", []), console.status("") as status:
+        with recorded(store, run_id, resolved.path, False, None, []), console.status("") as status:
             outcome = run_database_benchmark(
                 store, run_id, settings, steps, Path(resolved.path), keep_cluster,
                 say=lambda line: console.print(line, markup=False, highlight=False),

@@ -7,14 +7,14 @@ from disklab.env.smart import read_smart, unavailable_reason
 from disklab.store.repository import Store
 
 
-def record_environment(store: Store, run_id: int, target_path: str, target_is_device: bool, fio_path: str,
+def record_environment(store: Store, run_id: int, target_path: str, target_is_device: bool, fio_version: str | None,
                        engines: list[str], declared: dict | None = None) -> list[str]:
     """Store the environment once per run and return the disks under the target.
 
     `declared` holds what no interface reports and the user told (the drive's cache size). A resumed run keeps what
     was recorded when it started; what changed since is kept as `resumed_with`.
     """
-    env = {**collect_environment(target_path, target_is_device, fio_path, engines), **(declared or {})}
+    env = {**collect_environment(target_path, target_is_device, fio_version, engines), **(declared or {})}
     stored = store.run_values("run_env", run_id)
     if not stored:
         store.set_run_values("run_env", run_id, env)

@@ -38,10 +38,10 @@ class Mount:
     device_number: tuple[int, int]
 
 
-def collect_environment(target_path: str, target_is_device: bool, fio_path: str, engines: list[str],
+def collect_environment(target_path: str, target_is_device: bool, fio_version: str | None, engines: list[str],
                         *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
-    """Everything a run records about its machine and its target."""
-    env = {**collect_host(proc), **collect_fio(fio_path, engines)}
+    """Everything a run records about its machine and its target; fio's version as fio gave it (None: fio not used)."""
+    env = {**collect_host(proc), "fio_version": fio_version or None, "fio_engines": ", ".join(sorted(engines)) or None}
     mount = None
     if target_is_device:
         number = _device_number_of_node(target_path)
@@ -76,11 +76,6 @@ def collect_host(proc: str = "/proc") -> dict:
         "cpu_count": os.cpu_count(),
         "ram_bytes": ram,
     }
-
-
-def collect_fio(fio_path: str, engines: list[str]) -> dict:
-    version = _command([fio_path, "--version"])
-    return {"fio_version": version.strip() or None if version else None, "fio_engines": ", ".join(sorted(engines)) or None}
 
 
 def collect_filesystem(mount: Mount | None) -> dict:

@@ -3,6 +3,7 @@
 import ctypes
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -79,18 +80,27 @@ def run_fio_command(command: list[str], folder: str, on_tick: Callable[[], None]
             preexec_fn=die_with_parent, cwd=folder,
         )
         try:
-            while process.poll() is None:
-                if on_tick:
-                    on_tick()
-                try:
-                    process.wait(timeout=0.2)  # back as soon as fio ends, not up to 0.2 s later
-                except subprocess.TimeoutExpired:
-                    pass
+            _wait_ticking(process, on_tick)
         except BaseException:
             stop_process(process)
             raise
         stderr.seek(0)
         return process.returncode, stderr.read()
+
+
+def _wait_ticking(process: subprocess.Popen, on_tick: Callable[[], None] | None) -> None:
+    """Ticks every 0.2 s and returns the moment fio exits: the kernel wakes a poll on the process's pidfd, where
+    Popen.wait(timeout) would sleep in steps of up to 50 ms."""
+    exited = os.pidfd_open(process.pid)
+    try:
+        poller = select.poll()
+        poller.register(exited, select.POLLIN)
+        while process.poll() is None:
+            if on_tick:
+                on_tick()
+            poller.poll(200)
+    finally:
+        os.close(exited)
 
 
 def stop_process(process: subprocess.Popen) -> None:
