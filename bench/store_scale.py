@@ -31,9 +31,9 @@ from pathlib import Path
 
 from disklab import __version__
 from disklab.env.capture import record_environment
-from disklab.fio.jobfile import render_jobfile
+from disklab.plan.jobfile import render_jobfile
 from disklab.fio.parse import parse_fio_output
-from disklab.plan import expand_suite
+from disklab.plan.build import expand_suite
 from disklab.store.db import now_iso
 from disklab.store.migrations import LATEST_VERSION
 from disklab.store.repository import NewRun, Store

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.plan import build_plan
+from disklab.plan.build import build_plan
 from disklab.suite.loader import builtin_names, load_suite
 from tests.integration.conftest import NEEDS_FIO, Disklab
 

@@ -7,9 +7,9 @@ import pytest
 
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import choose_engine, detect_fio
-from disklab.fio.jobfile import render_jobfile
+from disklab.plan.jobfile import render_jobfile
 from disklab.fio.logs import KINDS
-from disklab.plan import expand_suite
+from disklab.plan.build import expand_suite
 from disklab.suite.loader import load_suite
 from tests.integration.conftest import NEEDS_FIO, table_rows
 

@@ -12,7 +12,7 @@ from disklab.env.doctor import _direct_io_check, _store_check
 from disklab.errors import StoreError
 from disklab.fio.features import FioInfo
 from disklab.store.db import connect, translate_errors
-from disklab.textfile import MAX_TEXT_FILE_BYTES
+from disklab.system.textfile import MAX_TEXT_FILE_BYTES
 from tests.conftest import FIO_FIXTURES
 
 SUITE = 'name = "x"\n[[group]]\nname = "g"\n'

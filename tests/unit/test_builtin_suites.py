@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from disklab.errors import UserError
-from disklab.fio.jobfile import render_jobfile
-from disklab.plan import Overrides, build_plan, file_set_name, fit_to_target
+from disklab.plan.jobfile import render_jobfile
+from disklab.plan.build import Overrides, build_plan, file_set_name, fit_to_target
 from disklab.suite.loader import builtin_names, load_suite
 
 MiB, GiB = 1024**2, 1024**3

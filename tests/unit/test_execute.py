@@ -5,11 +5,11 @@ from dataclasses import replace
 import pytest
 
 from disklab.errors import FioError
-from disklab.execute import Execution, execute_schedule
-from disklab.schedule import FixedSchedule
+from disklab.run.execute import Execution, execute_schedule
+from disklab.run.schedule import FixedSchedule
 from disklab.fio.executor import FioRun
 from disklab.fio.logs import parse_logs
-from disklab.plan import build_plan, resolve_engines
+from disklab.plan.build import build_plan, resolve_engines
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_text

@@ -3,9 +3,9 @@ import io
 import json
 from dataclasses import replace
 
-from disklab.execute import Execution, execute_schedule
-from disklab.schedule import FixedSchedule
-from disklab.plan import build_plan, resolve_engines
+from disklab.run.execute import Execution, execute_schedule
+from disklab.run.schedule import FixedSchedule
+from disklab.plan.build import build_plan, resolve_engines
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite

@@ -87,8 +87,8 @@ def test_exported_job_files_mean_to_fio_what_the_suite_says(bssplit, size):
     """A suite's 5GB (10^9) and 4KB (1000) reach fio as bytes or k/m/g, which fio reads as the suite means them."""
     from dataclasses import replace
 
-    from disklab.fio.jobfile import render_jobfile
-    from disklab.plan import expand_suite
+    from disklab.plan.jobfile import render_jobfile
+    from disklab.plan.build import expand_suite
     from disklab.suite.loader import load_suite
     from disklab.units import parse_size
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from disklab.errors import FioError
-from disklab.fio.client import HostFailed, split_by_host
+from disklab.hosts.client import HostFailed, split_by_host
 from disklab.fio.parse import latency_bins, parse_fio_output
 from disklab.hosts.aggregate import HostResult, aggregate_job, histogram_percentiles, slowest_host
 from disklab.hosts.hosts import Host

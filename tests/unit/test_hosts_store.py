@@ -1,6 +1,6 @@
 """How a run on many hosts is stored: one test per host and step, the step's aggregate, and what each view sees."""
 
-from disklab.fio.client import split_by_host
+from disklab.hosts.client import split_by_host
 from disklab.fio.parse import parse_fio_output
 from disklab.hosts.hosts import Host
 from disklab.store.repository import NewRun, Store

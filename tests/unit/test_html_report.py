@@ -6,12 +6,12 @@ from dataclasses import replace
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.execute import Execution, execute_schedule
-from disklab.plan import build_plan, resolve_engines
+from disklab.run.execute import Execution, execute_schedule
+from disklab.plan.build import build_plan, resolve_engines
 from disklab.report.html.charts import select_charts
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
-from disklab.schedule import FixedSchedule
+from disklab.run.schedule import FixedSchedule
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite, parse_suite

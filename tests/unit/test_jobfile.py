@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from disklab.fio.jobfile import render_jobfile
-from disklab.plan import expand_suite
+from disklab.plan.jobfile import render_jobfile
+from disklab.plan.build import expand_suite
 from disklab.suite.loader import load_suite
 
 QUICK = [replace(t, engine="io_uring") for t in expand_suite(load_suite("quick"))]

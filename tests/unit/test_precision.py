@@ -4,14 +4,14 @@ from dataclasses import replace
 
 import pytest
 
-from disklab.analysis.precision import (
+from disklab.run.precision import (
     DEFAULT_MAX_PASSES, STOPPED_PRECISION, STOPPED_TIME, PrecisionSchedule, headline_value, parse_percent,
 )
 from disklab.cli.run import schedule_for
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
-from disklab.plan import build_plan
-from disklab.schedule import Finished, FixedSchedule
+from disklab.plan.build import build_plan
+from disklab.run.schedule import Finished, FixedSchedule
 from disklab.suite.loader import load_suite
 
 

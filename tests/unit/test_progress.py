@@ -6,7 +6,7 @@ from rich.console import Console
 
 from disklab.cli import progress as progress_module
 from disklab.cli.progress import RunProgress
-from disklab.plan import build_plan, estimate_test_seconds
+from disklab.plan.build import build_plan, estimate_test_seconds
 from disklab.suite.loader import parse_suite
 
 SUITE = 'name = "p"\n[defaults]\nruntime = 4\n[[group]]\nname = "g"\niodepth = [1, 2, 4, 8]\n'

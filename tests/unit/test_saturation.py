@@ -7,9 +7,9 @@ from disklab.analysis.saturation import (
 )
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
-from disklab.plan import build_plan
-from disklab.saturate_schedule import SaturateSchedule
-from disklab.schedule import Finished
+from disklab.plan.build import build_plan
+from disklab.run.saturate import SaturateSchedule
+from disklab.run.schedule import Finished
 from disklab.suite.loader import load_suite, parse_suite
 
 SUITE = """

@@ -5,9 +5,9 @@ from dataclasses import replace
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.execute import Execution, execute_schedule
-from disklab.schedule import FixedSchedule
-from disklab.plan import build_plan, resolve_engines
+from disklab.run.execute import Execution, execute_schedule
+from disklab.run.schedule import FixedSchedule
+from disklab.plan.build import build_plan, resolve_engines
 from disklab.report.series import render_series_table, series_tables
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store

@@ -4,9 +4,9 @@ import pytest
 
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
-from disklab.plan import PRECONDITION_BS, Overrides, build_plan, fit_to_target
-from disklab.schedule import Finished
-from disklab.steady_schedule import SteadySchedule
+from disklab.plan.build import PRECONDITION_BS, Overrides, build_plan, fit_to_target
+from disklab.run.schedule import Finished
+from disklab.run.steady import SteadySchedule
 from disklab.suite.loader import load_suite, parse_suite
 from disklab.targets.purge import purge
 from disklab.targets.target import Target

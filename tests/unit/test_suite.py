@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from disklab.errors import UserError
-from disklab.plan import Overrides, build_plan, count_tests, expand_suite, fit_to_target, resolve_engines
+from disklab.plan.build import Overrides, build_plan, count_tests, expand_suite, fit_to_target, resolve_engines
 from disklab.suite.loader import builtin_names, load_suite, parse_suite
 
 GRID = """

@@ -3,10 +3,10 @@
 from dataclasses import replace
 
 from disklab.analysis.traps import cache_traps
-from disklab.execute import Execution, execute_schedule
+from disklab.run.execute import Execution, execute_schedule
 from disklab.fio.parse import DirectionMetrics, JobResult
-from disklab.plan import build_plan, expand_suite, resolve_engines
-from disklab.schedule import FixedSchedule
+from disklab.plan.build import build_plan, expand_suite, resolve_engines
+from disklab.run.schedule import FixedSchedule
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_text

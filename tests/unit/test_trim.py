@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from disklab.analysis.compare import BETTER, compare_runs
 from disklab.cli.main import cli
 from disklab.errors import UserError
-from disklab.fio.jobfile import render_jobfile
+from disklab.plan.jobfile import render_jobfile
 from disklab.fio.parse import PERCENTILES
-from disklab.importer import RW_MODES
+from disklab.imports.fio_output import RW_MODES
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.suite.loader import parse_suite

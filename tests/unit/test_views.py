@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from disklab.cli.main import cli
 from disklab.errors import FioError
-from disklab.execute import Execution, execute_schedule
-from disklab.schedule import FixedSchedule
-from disklab.plan import build_plan, resolve_engines
+from disklab.run.execute import Execution, execute_schedule
+from disklab.run.schedule import FixedSchedule
+from disklab.plan.build import build_plan, resolve_engines
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.report.metrics import REGISTRY
 from disklab.report.views import build_view, cell_text

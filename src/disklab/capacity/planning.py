@@ -14,7 +14,7 @@ from disklab.capacity.cost import Costs, Money, costs
 from disklab.capacity.layout import Layout
 from disklab.capacity.model import Ceilings, Prediction, ceilings_for, predict, workload_from_test
 from disklab.errors import UserError
-from disklab.plan import check_test_count, expand_suite
+from disklab.plan.build import check_test_count, expand_suite
 from disklab.suite.loader import load_suite
 from disklab.suite.model import TestSpec
 

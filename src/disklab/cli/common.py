@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from disklab.env.host import host_identity
+from disklab.system.host import host_identity
 from disklab.errors import StoreError, UserError
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store

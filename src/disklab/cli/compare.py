@@ -3,7 +3,7 @@
 import click
 
 from disklab.analysis.compare import DEFAULT_TOLERANCE_PERCENT, compare_runs
-from disklab.analysis.precision import parse_percent
+from disklab.run.precision import parse_percent
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.errors import UserError
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown

@@ -9,8 +9,8 @@ from disklab.cli.options import plan_options
 from disklab.cli.run import plan_for_target, plan_remarks
 from disklab.errors import FioError, UserError
 from disklab.fio.features import choose_engine, detect_fio
-from disklab.fio.jobfile import render_jobfile, write_jobfiles
-from disklab.plan import build_plan, fit_to_target, resolve_engines
+from disklab.plan.jobfile import render_jobfile, write_jobfiles
+from disklab.plan.build import build_plan, fit_to_target, resolve_engines
 from disklab.suite.loader import load_suite
 from disklab.targets.target import resolve_target
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.common import open_store, stderr_console
-from disklab.importer import read_fio_json, store_import
+from disklab.imports.fio_output import read_fio_json, store_import
 
 
 @click.command("import")

@@ -6,7 +6,7 @@ import math
 import click
 
 from disklab.cli.common import converter
-from disklab.plan import DEFAULT_MAX_TESTS, Overrides
+from disklab.plan.build import DEFAULT_MAX_TESTS, Overrides
 from disklab.suite.params import PARAMS
 from disklab.units import parse_duration, parse_size
 

@@ -5,7 +5,7 @@ import time
 from rich.console import Console
 
 from disklab.fio.parse import JobResult
-from disklab.plan import Plan, estimate_test_seconds
+from disklab.plan.build import Plan, estimate_test_seconds
 from disklab.suite.model import TestSpec
 from disklab.units import format_duration
 

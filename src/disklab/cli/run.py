@@ -13,25 +13,25 @@ import click
 
 from disklab import __version__
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console
-from disklab.analysis.precision import PrecisionSchedule, default_max_seconds, parse_percent
+from disklab.run.precision import PrecisionSchedule, default_max_seconds, parse_percent
 from disklab.analysis.saturation import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
 from disklab.database.settings import KEYS as PGBENCH_KEYS, PGBENCH_ENGINE, client_counts, duration_s, parse_pg_set
 from disklab.env.capture import record_environment, record_smart
-from disklab.env.host import host_identity
+from disklab.system.host import host_identity
 from disklab.errors import DisklabError, UserError
-from disklab.execute import Execution, execute_schedule
+from disklab.run.execute import Execution, execute_schedule
 from disklab.fio.executor import SubprocessExecutor
 from disklab.fio.features import FioInfo, choose_engine, detect_fio
 from disklab.hosts.files import clean_up_on_hosts, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
-from disklab.plan import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
+from disklab.plan.build import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
 from disklab.report.environment import flag_lines
 from disklab.report.table import plan_table, run_results
-from disklab.schedule import Finished, FixedSchedule, Schedule, Step
-from disklab.saturate_schedule import SaturateSchedule
-from disklab.steady_schedule import SteadySchedule
+from disklab.run.schedule import Finished, FixedSchedule, Schedule, Step
+from disklab.run.saturate import SaturateSchedule
+from disklab.run.steady import SteadySchedule
 from disklab.store.db import default_store_path
 from disklab.store.repository import NewRun, Store, StoredTest
 from disklab.suite.loader import load_suite, parse_suite
@@ -262,7 +262,7 @@ def _carry_out(
 
 def _hosts_step(fio_path: str, hosts: tuple[Host, ...], folder: str):
     """Each step on every host at once; fio's client mode loads only for --hosts."""
-    from disklab.fio.client import ClientExecutor
+    from disklab.hosts.client import ClientExecutor
     from disklab.hosts.steps import HostsStep
 
     return HostsStep(ClientExecutor(fio_path), hosts, folder)

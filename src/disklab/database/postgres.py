@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.env.host import process_alive
+from disklab.system.host import process_alive
 from disklab.errors import DatabaseError, UserError
 from disklab.fio.executor import die_with_parent
 from disklab.targets.target import disklab_entry, stale_entries

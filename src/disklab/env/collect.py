@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.env.host import host_identity
+from disklab.system.host import host_identity
 from disklab.env.registry import MEMORY_FS_TYPES, device_key
 from disklab.targets.blockdev import _unescape_octal
 

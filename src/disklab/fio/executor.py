@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from disklab.env.host import process_alive
+from disklab.system.host import process_alive
 from disklab.errors import FioError
 from disklab.fio.logs import LOG_PREFIX
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import FioError
-from disklab.fio.client import server_complaint
+from disklab.hosts.client import server_complaint
 from disklab.hosts.hosts import Host
 
 # A server that neither answers nor refuses (a dropped route) would keep fio's connect waiting for minutes.

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.textfile import read_text_file
+from disklab.system.textfile import read_text_file
 from disklab.units import brief
 
 DEFAULT_FIO_PORT = 8765  # fio's own default for --server and --client

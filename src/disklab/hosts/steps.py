@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from disklab.errors import FioError, UserError
-from disklab.execute import Execution, single_job
-from disklab.fio.client import ClientExecutor
-from disklab.fio.jobfile import render_jobfile
+from disklab.run.execute import Execution, single_job
+from disklab.hosts.client import ClientExecutor
+from disklab.plan.jobfile import render_jobfile
 from disklab.fio.parse import JobResult, latency_bins, parse_fio_output
 from disklab.hosts.aggregate import HostResult, aggregate_job, slowest_host
 from disklab.hosts.files import host_test_file
 from disklab.hosts.hosts import Host
-from disklab.plan import Plan
-from disklab.schedule import Step
+from disklab.plan.build import Plan
+from disklab.run.schedule import Step
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
 from disklab.database.settings import PgbenchSettings
-from disklab.plan import Plan
+from disklab.plan.build import Plan
 from disklab.suite.model import Suite
 from disklab.suite.model import TestSpec
 from disklab.report.rows import (

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from disklab.errors import UserError
-from disklab.plan import expand_suite
+from disklab.plan.build import expand_suite
 from disklab.report.metrics import REGISTRY
 from disklab.store.repository import RunRecord, StoredTest
 from disklab.suite.loader import parse_suite

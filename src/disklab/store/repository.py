@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from disklab.env.host import process_alive
+from disklab.system.host import process_alive
 from disklab.errors import UserError
 from disklab.fio.logs import Series, SeriesPoint, series_order
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult

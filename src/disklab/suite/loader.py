@@ -12,7 +12,7 @@ from disklab.analysis.steady import SteadyCriteria
 from disklab.database.settings import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
-from disklab.textfile import read_text_file
+from disklab.system.textfile import read_text_file
 from disklab.units import brief, parse_duration
 
 _TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")

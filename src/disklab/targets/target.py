@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.env.collect import mount_of
-from disklab.env.host import host_identity, process_alive
+from disklab.system.host import host_identity, process_alive
 from disklab.env.registry import MEMORY_FS_TYPES
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from disklab import __version__
 from disklab.fio.logs import LOG_PREFIX
-from disklab.plan import file_set_name, sequential_job_slice
+from disklab.plan.build import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
 from disklab.units import fio_size, parse_size
 

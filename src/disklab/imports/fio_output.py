@@ -23,7 +23,7 @@ from disklab.hosts.hosts import host_name
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
-from disklab.textfile import read_text_file
+from disklab.system.textfile import read_text_file
 from disklab.units import fio_size, parse_duration
 
 # Flags on imported tests (store test_flags; shown by show, the JSON export and the HTML report).

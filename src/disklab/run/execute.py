@@ -7,11 +7,11 @@ from typing import Callable, Protocol, Sequence
 from disklab.analysis.traps import cache_traps
 from disklab.errors import FioError
 from disklab.fio.executor import Executor
-from disklab.fio.jobfile import log_avg_msec, render_jobfile
+from disklab.plan.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
-from disklab.plan import Plan
-from disklab.schedule import Finished, Schedule, Step
+from disklab.plan.build import Plan
+from disklab.run.schedule import Finished, Schedule, Step
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 from disklab.suite.model import TestSpec

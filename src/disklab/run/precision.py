@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from disklab.analysis.stats import Summary, summarize
 from disklab.fio.parse import DIRECTIONS, DirectionMetrics, JobResult
-from disklab.plan import Plan
-from disklab.schedule import Finished, Step
+from disklab.plan.build import Plan
+from disklab.run.schedule import Finished, Step
 
 MIN_RUNS = 3  # an interval needs two values; three keep one outlier from settling a test by luck
 DEFAULT_MAX_PASSES = 10  # without --max-time the budget is this many passes of the plan's estimated time

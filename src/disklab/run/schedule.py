@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 from disklab.fio.parse import JobResult
-from disklab.plan import Plan
+from disklab.plan.build import Plan
 from disklab.suite.model import TestSpec
 
 

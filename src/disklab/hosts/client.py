@@ -14,7 +14,7 @@ from disklab.errors import FioError
 from disklab.fio.executor import private_folder, run_fio_command, summarise_stderr
 from disklab.fio.parse import extract_json
 from disklab.hosts.hosts import Host
-from disklab.importer import HEADER_FIELDS, client_entries, entry_document, entry_host
+from disklab.imports.fio_output import HEADER_FIELDS, client_entries, entry_document, entry_host
 
 # A server's lines come prefixed with its hostname in angle brackets: "<h1> fio: /x is not a directory".
 _SERVER_LINE = re.compile(r"^<[^>]*> (?P<text>.*)$", re.MULTILINE)

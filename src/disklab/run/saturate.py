@@ -9,8 +9,8 @@ from typing import Sequence
 from disklab.analysis.saturation import (
     Level, Probe, SaturationSettings, best_under, knee, level_rate_per_job, next_probe, peak, probe_of,
 )
-from disklab.plan import Plan
-from disklab.schedule import Finished, Step
+from disklab.plan.build import Plan
+from disklab.run.schedule import Finished, Step
 from disklab.suite.model import TestSpec
 
 

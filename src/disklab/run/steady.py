@@ -9,8 +9,8 @@ from typing import Sequence
 
 from disklab.analysis.steady import SteadyVerdict, steady_verdict
 from disklab.fio.parse import JobResult
-from disklab.plan import PRECONDITION_GROUP, Plan
-from disklab.schedule import Finished, Step
+from disklab.plan.build import PRECONDITION_GROUP, Plan
+from disklab.run.schedule import Finished, Step
 from disklab.suite.model import TestSpec
 
 

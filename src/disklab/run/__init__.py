@@ -1,0 +1,1 @@
+"""Carrying a plan out: schedules decide the next test from the results so far, execution runs it through fio."""
