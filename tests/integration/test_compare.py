@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.analysis.compare import REACHES_ZERO
+from disklab.analysis.verdict import REACHES_ZERO
 from disklab.fio.parse import parse_fio_output
-from disklab.store.repository import NewRun, RunInfo, Store
+from disklab.store.records import RunInfo
+from disklab.store.repository import NewRun, Store
 from tests.integration.conftest import NEEDS_FIO, Disklab, table_rows
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]

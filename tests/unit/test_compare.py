@@ -8,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from disklab.analysis.compare import (
-    BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NOT_SIGNIFICANT, REACHES_ZERO, T_TEST, TOLERANCE_ONLY,
-    WIDER_THAN_DIFFERENCE, WIDER_THAN_TOLERANCE, WITHIN_NOISE, WORSE, Judgement, Refusal, compare_runs, job_parts,
-    judge, welch_significant,
-)
+from disklab.analysis.compare import Refusal, compare_runs, job_parts
 from disklab.analysis.stats import summarize
+from disklab.analysis.verdict import (
+    BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NOT_SIGNIFICANT, REACHES_ZERO, T_TEST, TOLERANCE_ONLY,
+    WIDER_THAN_DIFFERENCE, WIDER_THAN_TOLERANCE, WITHIN_NOISE, WORSE, Judgement, judge, welch_significant,
+)
 from disklab.cli.main import cli
 from disklab.fio.parse import DirectionMetrics, JobResult, extract_json, parse_fio_output
 from disklab.report.compare import compare_renderables, shown, to_csv, to_json, to_markdown

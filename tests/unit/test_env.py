@@ -6,9 +6,10 @@ import shutil
 from pathlib import Path
 
 from disklab.env.collect import (
-    Mount, collect_device, collect_environment, compression_of, mount_of, ram_backing, underlying_disks,
+    collect_device, collect_environment, compression_of, ram_backing, underlying_disks,
 )
 from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
+from disklab.targets.mounts import Mount, mount_of
 
 
 def test_every_key_has_a_label_type_and_formatter():

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from disklab.cli.main import cli
-from disklab.database.settings import KEYS as PGBENCH_KEYS
+from disklab.suite.pgbench import KEYS as PGBENCH_KEYS
 from disklab.suite.loader import _STEADY_KEYS
 from disklab.suite.params import PARAMS
 from tests.conftest import FIO_FIXTURES, fixture_json

@@ -3,8 +3,9 @@
 import pytest
 
 from disklab.errors import UserError
+from disklab.fio.clientstats import DEFAULT_FIO_PORT
 from disklab.hosts.check import read_check
-from disklab.hosts.hosts import DEFAULT_FIO_PORT, Host, parse_host, parse_hosts
+from disklab.hosts.hosts import Host, parse_host, parse_hosts
 from disklab.hosts.serve import beyond_loopback, server_command
 from tests.conftest import fixture_text
 

@@ -9,9 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
+from disklab.fio.clientstats import client_entries
 from disklab.fio.parse import PERCENTILES, parse_fio_output, parse_job
 from disklab.imports.fio_output import (
-    APPROXIMATE_FLAG, COMBINED_FLAG, FIO_ERROR_FLAG, client_entries, read_fio_json, store_import,
+    APPROXIMATE_FLAG, COMBINED_FLAG, FIO_ERROR_FLAG, read_fio_json, store_import,
 )
 from disklab.report.table import run_label
 from disklab.store.db import default_store_path

@@ -16,7 +16,7 @@ from disklab.database.cpu import cpu_use, read_cpu_times
 from disklab.database.pgbench import plan_steps
 from disklab.database.pgbench_output import parse_progress, parse_summary, percentiles_ns, transaction_latencies_us
 from disklab.database.postgres import remove_stale_clusters, summarise_log
-from disklab.database.settings import KEYS, parse_pg_set
+from disklab.suite.pgbench import KEYS, parse_pg_set
 from disklab.errors import DatabaseError, UserError
 from disklab.suite.loader import load_suite, parse_suite
 

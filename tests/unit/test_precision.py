@@ -7,7 +7,7 @@ import pytest
 from disklab.run.precision import (
     DEFAULT_MAX_PASSES, STOPPED_PRECISION, STOPPED_TIME, PrecisionSchedule, headline_value, parse_percent,
 )
-from disklab.cli.run import schedule_for
+from disklab.run.prepare import schedule_for
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
 from disklab.plan.build import build_plan

@@ -3,7 +3,7 @@
 import pytest
 
 from disklab.analysis.saturation import (
-    Level, Probe, SaturationSettings, best_under, knee, level_rate_per_job, next_probe,
+    Level, Probe, best_under, knee, level_rate_per_job, next_probe,
 )
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
@@ -11,6 +11,7 @@ from disklab.plan.build import build_plan
 from disklab.run.saturate import SaturateSchedule
 from disklab.run.schedule import Finished
 from disklab.suite.loader import load_suite, parse_suite
+from disklab.suite.settings import SaturationSettings
 
 SUITE = """
 name = "sat"
@@ -158,7 +159,7 @@ def test_builtin_saturate_reads_4k_at_random_and_takes_its_bound_from_the_table(
 
 
 def test_p99_belongs_to_saturate_suites_and_repeats_do_not():
-    from disklab.cli.run import schedule_for
+    from disklab.run.prepare import schedule_for
 
     assert isinstance(schedule_for(build_plan(load_suite("saturate")), 1, p99=1e6), SaturateSchedule)
     with pytest.raises(UserError, match="--p99 is the latency bound of a saturate suite"):

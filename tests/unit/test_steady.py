@@ -2,7 +2,8 @@
 
 import pytest
 
-from disklab.analysis.steady import SteadyCriteria, steady_verdict, window_figures
+from disklab.analysis.steady import steady_verdict, window_figures
+from disklab.suite.settings import SteadyCriteria
 
 
 def test_a_flat_window_is_steady_in_the_round_that_completes_it():

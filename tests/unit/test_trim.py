@@ -9,7 +9,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from disklab.analysis.compare import BETTER, compare_runs
+from disklab.analysis.compare import compare_runs
+from disklab.analysis.verdict import BETTER
 from disklab.cli.main import cli
 from disklab.errors import UserError
 from disklab.plan.jobfile import render_jobfile

@@ -1,35 +1,11 @@
 """Saturation: the search for peak IOPS (queue depth, then jobs) and latency at fractions of that peak. Pure logic."""
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from disklab.fio.parse import JobResult
-
-# Load levels in percent of the peak at which latency is measured.
-DEFAULT_LEVELS = tuple(range(10, 101, 10))
-_LATENCY_UNITS_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
-
-
-def parse_latency_ns(text: str) -> float:
-    """'1ms', '500us', '0.2ms' -> nanoseconds; a unit is required, latencies are too easily misread without one."""
-    match = _LATENCY.match(str(text))
-    if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"{text!r} is not a latency such as 1ms, 500us or 200000ns")
-    return float(match.group(1)) * _LATENCY_UNITS_NS[match.group(2)]
-
-
-@dataclass(frozen=True)
-class SaturationSettings:
-    gain_percent: float = 5.0  # raising QD or jobs must add at least this much IOPS, or the search stops
-    explode_factor: float = 4.0  # p99 growing by more than this factor from one step to the next stops the search
-    patience: int = 2  # steps in a row without the gain before the search stops (one noisy step must not end it)
-    max_iodepth: int = 256
-    max_jobs: int = 16
-    levels: tuple[int, ...] = DEFAULT_LEVELS
-    p99_bound_ns: float | None = None  # report the highest IOPS whose p99 stays at or under this
+from disklab.suite.settings import SaturationSettings
 
 
 @dataclass(frozen=True)

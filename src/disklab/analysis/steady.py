@@ -3,13 +3,7 @@
 from dataclasses import dataclass
 from typing import Sequence
 
-
-@dataclass(frozen=True)
-class SteadyCriteria:
-    window: int = 5  # rounds judged together
-    max_rounds: int = 25
-    excursion_percent: float = 20.0  # max - min of the window, in percent of its average
-    slope_percent: float = 10.0  # change across the window the least-squares line predicts, in % of the average
+from disklab.suite.settings import SteadyCriteria
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from disklab.capacity.catalogue import SMALL_BLOCK, Drive
 from disklab.errors import UserError
-from disklab.store.repository import RunRecord, StoredTest
+from disklab.store.records import RunRecord, StoredTest
 
 DIRECTIONS = ("read", "write")
 

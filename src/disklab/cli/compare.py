@@ -2,7 +2,8 @@
 
 import click
 
-from disklab.analysis.compare import DEFAULT_TOLERANCE_PERCENT, compare_runs
+from disklab.analysis.compare import compare_runs
+from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
 from disklab.run.precision import parse_percent
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.errors import UserError

@@ -6,7 +6,7 @@ import click
 
 from disklab.cli.common import stderr_console
 from disklab.cli.options import plan_options
-from disklab.cli.run import plan_for_target, plan_remarks
+from disklab.run.prepare import plan_for_target, plan_remarks
 from disklab.errors import FioError, UserError
 from disklab.fio.features import choose_engine, detect_fio
 from disklab.plan.jobfile import render_jobfile, write_jobfiles

@@ -5,9 +5,10 @@ from rich.table import Table
 
 from disklab.cli.common import stderr_console, stdout_console
 from disklab.errors import FioError
+from disklab.fio.clientstats import DEFAULT_FIO_PORT
 from disklab.fio.features import detect_fio
 from disklab.hosts.check import check_hosts
-from disklab.hosts.hosts import DEFAULT_FIO_PORT, Host, parse_host, parse_hosts
+from disklab.hosts.hosts import Host, parse_host, parse_hosts
 from disklab.hosts.serve import beyond_loopback
 from disklab.hosts.serve import serve as serve_fio
 

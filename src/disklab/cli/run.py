@@ -1,45 +1,30 @@
-"""`disklab run`: load suite -> plan -> check target -> detect fio -> execute -> store -> summarise.
+"""`disklab run` and `disklab resume`: options turned into calls of the run layer (run/prepare.py, run/session.py),
+the plan, progress and results printed.
 
-A pgbench suite takes its own path: steps -> target directory -> private PostgreSQL -> pgbench -> store -> summarise.
+A pgbench suite takes its own path (cli/run_pgbench.py), so that PostgreSQL's modules load only for one.
 """
-
-import signal
-from contextlib import contextmanager
-from dataclasses import replace
-from pathlib import Path
-from typing import Sequence
 
 import click
 
-from disklab import __version__
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console
-from disklab.run.precision import PrecisionSchedule, default_max_seconds, parse_percent
-from disklab.analysis.saturation import parse_latency_ns
+from disklab.run.precision import parse_percent
+from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
-from disklab.database.settings import KEYS as PGBENCH_KEYS, PGBENCH_ENGINE, client_counts, duration_s, parse_pg_set
-from disklab.env.capture import record_environment, record_smart
-from disklab.system.host import host_identity
-from disklab.errors import DisklabError, UserError
-from disklab.run.execute import Execution, execute_schedule
-from disklab.fio.executor import SubprocessExecutor
-from disklab.fio.features import FioInfo, choose_engine, detect_fio
+from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
+from disklab.errors import UserError
+from disklab.fio.features import FioInfo
 from disklab.hosts.files import clean_up_on_hosts, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
-from disklab.plan.build import Overrides, Plan, build_plan, check_test_count, fit_to_target, resolve_engines
+from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.environment import flag_lines
 from disklab.report.table import plan_table, run_results
-from disklab.run.schedule import Finished, FixedSchedule, Schedule, Step
-from disklab.run.saturate import SaturateSchedule
-from disklab.run.steady import SteadySchedule
-from disklab.store.db import default_store_path
-from disklab.store.repository import NewRun, Store, StoredTest
-from disklab.suite.loader import load_suite, parse_suite
-from disklab.suite.model import Suite, TestSpec
-from disklab.targets.purge import purge
-from disklab.targets.target import (
-    Target, check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
-)
+from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
+from disklab.run.session import carry_out, finished_steps, resumable, start_run
+from disklab.store.repository import Store
+from disklab.suite.loader import load_suite
+from disklab.suite.model import Suite
+from disklab.targets.target import Target, resolve_target
 from disklab.units import format_duration, parse_duration, parse_size
 
 
@@ -95,19 +80,15 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
     if dry_run:
         _print_plan(plan, resolved)
         return
-    plan, fio = _prepare(plan, resolved, destroy_data, force, hosts or ())
+    elsewhere = _OnHosts(hosts, resolved.path) if hosts else None
+    plan, fio = prepare(plan, resolved, destroy_data, force, _say, elsewhere)
     with open_store(ctx, write=True) as store:
         schedule = schedule_for(plan, repeat, precision, max_time, p99)
-        # Purged before the run is created, so that a refusal (device in use) leaves no run behind.
-        purged = purge(resolved, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
-        engines = ", ".join(sorted({t.engine for t in plan.tests}))
         params = {**ctx.params, "hosts": [h.name for h in hosts] if hosts else None}
-        run_id = store.create_run(new_run(plan.suite, resolved, fio.version_text, engines, params,
-                                           schedule.expected_steps()))
-        if purged:
-            stderr_console().print(purged)
-            store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
-        _carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, hosts or (), cache_bytes)
+        run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, _say)
+        outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, _progress, _say,
+                             elsewhere)
+        show_finished(store, run_id, outcomes)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
@@ -142,155 +123,64 @@ def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Ove
 def resume(ctx, run_ref):
     """Continue an interrupted or failed RUN from its first unfinished test, with the same parameters."""
     with open_store(ctx, write=True) as store:
-        run_id = store.resolve_run_id(run_ref)
-        record = store.get_run(run_id)
-        if record.info.fio_engine == PGBENCH_ENGINE:
-            raise UserError(f"run {run_id} is a pgbench run: its server and data set are gone, so it cannot be "
-                            "resumed; run the suite again")
-        if "imported_from" in record.info.options:
-            raise UserError(f"run {run_id} was imported from {record.info.options['imported_from']}: fio ran it "
-                            "elsewhere, so there is nothing to resume; import the file again once it is complete")
-        if record.info.status not in ("interrupted", "failed"):
-            raise UserError(f"run {run_id} is {record.info.status}; only interrupted or failed runs can be resumed")
+        run_id, record, suite = resumable(store, run_ref)
         options = record.info.options
-        suite = parse_suite(record.suite_text, record.info.suite_source, f"run {run_id}'s suite")
         hosts = parse_hosts(",".join(options["hosts"])) if options.get("hosts") else ()
         resolved = hosts_target(record.info.target) if hosts else resolve_target(record.info.target)
         plan = plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved)
-        plan, fio = _prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), hosts)
-        finished = [Finished(Step(t.plan_index, t.attempt, _spec(t)), t.as_job()) for t in record.tests]
-        stderr_console().print(f"resuming run {run_id}: {len(finished)} tests already stored")
+        elsewhere = _OnHosts(hosts, resolved.path) if hosts else None
+        plan, fio = prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), _say,
+                            elsewhere)
+        finished = finished_steps(record)
+        _say(f"resuming run {run_id}: {len(finished)} tests already stored")
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))
-        _carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False), hosts,
-                   options.get("cache_bytes"))
+        outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False),
+                             options.get("cache_bytes"), _progress, _say, elsewhere)
+        show_finished(store, run_id, outcomes)
 
 
-def schedule_for(
-    plan: Plan, repeat: int, precision: float | None = None, max_time: float | None = None, p99: float | None = None,
-) -> Schedule:
-    """Rounds suites (steady, write-saturation) and saturate searches decide their own steps; the rest run as planned."""
-    if max_time is not None and precision is None:
-        raise UserError("--max-time is the time budget of --precision; give --precision too")
-    if plan.suite.saturation is not None:
-        if precision is not None or repeat > 1:
-            raise UserError(f"--precision and --repeat do not apply to suite {plan.suite.name!r}: it searches in steps")
-        settings = plan.suite.saturation if p99 is None else replace(plan.suite.saturation, p99_bound_ns=p99)
-        return SaturateSchedule(plan, settings)
-    if p99 is not None:
-        raise UserError("--p99 is the latency bound of a saturate suite, e.g. 'disklab run saturate --p99 1ms'")
-    if plan.suite.rounds is not None:
-        if precision is not None:
-            raise UserError(f"--precision does not apply to suite {plan.suite.name!r}: it runs its test in rounds")
-        if repeat > 1:
-            raise UserError(f"--repeat does not apply to suite {plan.suite.name!r}: it runs its test in rounds")
-        return SteadySchedule(plan)
-    if precision is not None:
-        return PrecisionSchedule(plan, precision, default_max_seconds(plan) if max_time is None else max_time, repeat)
-    return FixedSchedule(plan, repeat)
+class _OnHosts:
+    """--hosts: every step on the fio servers of these hosts at once, in `folder` there (run/prepare.py's Elsewhere).
 
+    fio's client mode loads only for --hosts.
+    """
 
-def plan_for_target(suite: Suite, overrides: Overrides, read_only: bool, target: Target) -> Plan:
-    plan = build_plan(suite, overrides, read_only)
-    capacity = None if target.disklab_owns_file else target.capacity_bytes
-    return fit_to_target(plan, capacity, target.logical_block_size, is_directory=target.kind == "directory")
+    def __init__(self, hosts: tuple[Host, ...], folder: str):
+        self.hosts = hosts
+        self.folder = folder
 
-
-def plan_remarks(plan: Plan) -> list[str]:
-    lines = [f"note: {note}" for note in plan.notes]
-    lines += [f"skipped: {label}: {reason}" for label, reason in plan.skipped]
-    if plan.left_out_writes:
-        lines.append(f"{plan.left_out_writes} writing tests left out by --read-only")
-    return lines
-
-
-def _prepare(plan: Plan, target: Target, destroy_data: bool, force: bool, hosts: tuple[Host, ...] = ()):
-    """Everything that can refuse a run does so before anything is stored or written."""
-    for line in plan_remarks(plan):
-        stderr_console().print(line)
-    if hosts:
-        from disklab.hosts.check import check_hosts, require_ready  # fio's client mode loads only for --hosts
+    def refuse_unsupported(self, plan: Plan) -> None:
         from disklab.hosts.steps import refuse_unsupported
 
-        # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
         refuse_unsupported(plan)
-        fio = detect_fio(cache=_feature_cache())
-        require_ready(check_hosts(hosts, fio.path, fio.version_text, target.path))
-        return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
-    check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force,
-                 direct=any(t.direct for t in plan.tests))
-    if target.kind == "directory":
-        for stale in remove_stale_test_files(target.path):
-            stderr_console().print(f"removed files left by a killed run: {stale}")
-    fio = detect_fio(cache=_feature_cache())
-    return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
+
+    def require_ready(self, fio: FioInfo) -> None:
+        from disklab.hosts.check import check_hosts, require_ready
+
+        require_ready(check_hosts(self.hosts, fio.path, fio.version_text, self.folder))
+
+    def step_runner(self, fio: FioInfo):
+        from disklab.hosts.client import ClientExecutor
+        from disklab.hosts.steps import HostsStep
+
+        return HostsStep(ClientExecutor(fio.path), self.hosts, self.folder)
+
+    def clean_up(self, fio: FioInfo, keep_file: bool) -> list[str]:
+        return clean_up_on_hosts(fio.path, self.hosts, self.folder, keep_file)
 
 
-def _feature_cache() -> Path:
-    """fio's answers (version, engines, which engine works) kept across runs beside the default results store."""
-    return default_store_path().parent / "fio-features.json"
+def _say(line: str) -> None:
+    stderr_console().print(line)
 
 
-def _carry_out(
-    store: Store, run_id: int, plan: Plan, target: Target, fio: FioInfo, schedule: Schedule,
-    finished: Sequence[Finished], keep_file: bool, hosts: tuple[Host, ...] = (), cache_bytes: int | None = None,
-) -> None:
-    """Execute, record the run's status whatever happens, never leave disklab's test files behind, summarise."""
-    engines = sorted({t.engine for t in plan.tests})
-    layout = plan.single_file_bytes() if target.disklab_owns_file else 0
-    execution = Execution(plan=plan, test_path=target.test_path, file_set_dir=target.file_set_dir, run_id=run_id)
-    try:
-        declared = {"declared_cache_bytes": cache_bytes}  # None: not given, shown as unknown
-        with recorded(store, run_id, target.test_path, target.kind == "device", fio.version_text, engines, declared), \
-                RunProgress(plan, stderr_console(), layout, schedule.expected_steps(), len(finished)) as progress:
-            on_hosts = _hosts_step(fio.path, hosts, target.path) if hosts else None
-            done = execute_schedule(execution, schedule, SubprocessExecutor(fio.path), store, progress, finished, on_hosts)
-    finally:
-        if hosts:
-            for line in clean_up_on_hosts(fio.path, hosts, target.path, keep_file):
-                stderr_console().print(line)
-        elif keep_file and target.disklab_owns_file:
-            for kept in keep_test_file(target, run_id):
-                stderr_console().print(f"test file kept: {kept}")
-        else:
-            remove_test_file(target)
-    outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
-    store.set_run_values("run_outcomes", run_id, outcomes)
-    finish(store, run_id, outcomes)
+def _progress(plan: Plan, layout_bytes: int, steps: int, done_steps: int) -> RunProgress:
+    return RunProgress(plan, stderr_console(), layout_bytes, steps, done_steps)
 
 
-def _hosts_step(fio_path: str, hosts: tuple[Host, ...], folder: str):
-    """Each step on every host at once; fio's client mode loads only for --hosts."""
-    from disklab.hosts.client import ClientExecutor
-    from disklab.hosts.steps import HostsStep
-
-    return HostsStep(ClientExecutor(fio_path), hosts, folder)
-
-
-@contextmanager
-def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_version: str | None, engines: list[str],
-              declared: dict | None = None):
-    """The environment (with what the user declared of it) and SMART around the work, and the run's status whatever
-    happens to it."""
-    disks = record_environment(store, run_id, test_path, is_device, fio_version, engines, declared or {})
-    record_smart(store, run_id, disks, "before")
-    try:
-        with _interrupt_on_termination():
-            yield
-    except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
-        raise
-    except DisklabError as exc:
-        store.finish_run(run_id, "failed", str(exc))
-        raise
-    finally:
-        record_smart(store, run_id, disks, "after")
-
-
-def finish(store: Store, run_id: int, outcomes: dict) -> None:
-    """The run complete, its results and what its schedule concluded printed."""
-    store.finish_run(run_id, "complete")
+def show_finished(store: Store, run_id: int, outcomes: dict) -> None:
+    """A complete run's results and what its schedule concluded."""
     record = store.get_run(run_id)
     for item in run_results(record):
         stdout_console().print(item)
@@ -298,39 +188,7 @@ def finish(store: Store, run_id: int, outcomes: dict) -> None:
         stdout_console().print(line, style="yellow", markup=False, highlight=False)
     for outcome in outcomes.values():
         stdout_console().print(outcome["summary"])
-    stderr_console().print(f"stored as run {run_id} in {store.path} (complete)")
-
-
-def _spec(test: StoredTest) -> TestSpec:
-    return TestSpec(label=test.label, **test.params)
-
-
-@contextmanager
-def _interrupt_on_termination():
-    """SIGTERM and SIGHUP end a run the way Ctrl-C does: fio stopped, finished tests kept, file removed."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def new_run(suite: Suite, target: Target, tool_version: str, engine: str, params: dict,
-             expected_steps: int) -> NewRun:
-    """tool_version and engine: fio's, or PostgreSQL's and 'pgbench' for a pgbench run."""
-    host = host_identity()
-    options = {k: v for k, v in params.items() if v not in (None, False, ()) and k not in ("suite", "target")}
-    return NewRun(
-        suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=target.path,
-        target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
-        fio_version=tool_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
-        planned_tests=expected_steps,
-    )
+    _say(f"stored as run {run_id} in {store.path} (complete)")
 
 
 def _print_plan(plan: Plan, target: Target | None) -> None:

@@ -3,56 +3,40 @@
 Its own module, so that PostgreSQL's modules load only when a pgbench suite runs.
 """
 
-import os
-from dataclasses import replace
-from pathlib import Path
+from contextlib import contextmanager
 
 import click
 
 from disklab.cli.common import open_store, stderr_console, stdout_console
-from disklab.cli.run import finish, new_run, recorded
-from disklab.database.benchmark import OUTCOME_KEY, PgbenchOverrides, run_database_benchmark, whole_scale
-from disklab.database.pgbench import pgbench_duration, plan_steps
-from disklab.database.postgres import check_cluster_target, cluster_folder, find_binaries, remove_stale_clusters
-from disklab.database.settings import PGBENCH_ENGINE
-from disklab.errors import UserError
+from disklab.cli.run import show_finished
+from disklab.database.pgbench import pgbench_duration
+from disklab.database.session import carry_out_pgbench, pgbench_plan, prepare_cluster_target
 from disklab.report.table import pgbench_plan_table
 from disklab.suite.model import Suite
-from disklab.targets.target import resolve_target
 
 
 def run_pgbench(ctx, suite: Suite, target: str | None, scale: float | None, clients, transactions, time_s, pg_set,
                 keep_cluster: bool, dry_run: bool) -> None:
-    """M3's database test: a private PostgreSQL on the target directory, pgbench's client sweep, every step stored."""
-    overrides = PgbenchOverrides(
-        scale=None if scale is None else whole_scale(scale), clients=clients, transactions=transactions,
-        time_s=time_s, settings=pg_set or (),
-    )
-    settings = overrides.apply(suite.pgbench)
-    steps = plan_steps(settings, os.cpu_count() or 1)
+    """M3's database test: the plan shown, or the run carried out (database/session.py) and its results shown."""
+    settings, steps = pgbench_plan(suite, scale, clients, transactions, time_s, pg_set)
     if dry_run or target is None:
         if not dry_run:
             raise click.UsageError("--target is required: a directory on the disk under test")
         stdout_console().print(pgbench_plan_table(suite, settings, steps))
         stdout_console().print(f"estimated duration: {pgbench_duration(settings)}")
         return
-    resolved = resolve_target(target)
-    if resolved.kind != "directory":
-        raise UserError(f"{target} is a {resolved.kind}; suite {suite.name!r} needs a directory on the disk under "
-                        "test (a mounted file system), where PostgreSQL keeps its data and WAL")
-    check_cluster_target(Path(resolved.path))
-    for stale in remove_stale_clusters(Path(resolved.path)):
-        stderr_console().print(f"removed a PostgreSQL cluster left by a killed run: {stale}")
-    binaries = find_binaries()
+    resolved, binaries = prepare_cluster_target(suite, target, lambda line: stderr_console().print(line))
     with open_store(ctx, write=True) as store:
-        cluster = replace(resolved, test_path=str(cluster_folder(Path(resolved.path))))
-        run_id = store.create_run(new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE,
-                                           ctx.params, len(steps)))
         console = stderr_console()
-        with recorded(store, run_id, resolved.path, False, None, []), console.status("") as status:
-            outcome = run_database_benchmark(
-                store, run_id, settings, steps, Path(resolved.path), keep_cluster,
-                say=lambda line: console.print(line, markup=False, highlight=False),
-                show_progress=lambda line: status.update(line),
-            )
-        finish(store, run_id, {OUTCOME_KEY: outcome})
+        run_id, outcomes = carry_out_pgbench(
+            store, suite, resolved, binaries, settings, steps, keep_cluster, ctx.params,
+            say=lambda line: console.print(line, markup=False, highlight=False), status=lambda: _status_line(console),
+        )
+        show_finished(store, run_id, outcomes)
+
+
+@contextmanager
+def _status_line(console):
+    """A line on the terminal that each update replaces."""
+    with console.status("") as status:
+        yield lambda line: status.update(line)

@@ -9,7 +9,7 @@ from pathlib import Path
 from disklab.analysis.traps import memory_target
 from disklab.database.pgbench import Initialised, Step, StepResult, initialise, run_step, server_settings
 from disklab.database.postgres import EXTRA_CONNECTIONS, Server, kept_cluster_name, private_server
-from disklab.database.settings import PgbenchSettings
+from disklab.suite.pgbench import PgbenchSettings
 from disklab.errors import UserError
 from disklab.fio.logs import Series, SeriesPoint
 from disklab.fio.parse import DirectionMetrics, JobResult

@@ -14,7 +14,7 @@ from disklab.database.pgbench_output import (
     PgbenchSummary, ProgressPoint, parse_progress, parse_summary, percentiles_ns, transaction_latencies_us,
 )
 from disklab.database.postgres import Server, credentials, disk_full, run_tool, tool_environment
-from disklab.database.settings import PgbenchSettings
+from disklab.suite.pgbench import PgbenchSettings
 from disklab.errors import DatabaseError
 from disklab.fio.executor import die_with_parent, stop_process
 from disklab.store.db import now_iso

@@ -11,12 +11,11 @@ import platform
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
+from disklab.env.registry import device_key
 from disklab.system.host import host_identity
-from disklab.env.registry import MEMORY_FS_TYPES, device_key
-from disklab.targets.blockdev import _unescape_octal
+from disklab.targets.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
 
 # Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).
 _PCIE_LANE_BYTES_PER_S = {2.5: 250e6, 5.0: 500e6, 8.0: 984.6e6, 16.0: 1969e6, 32.0: 3938e6, 64.0: 7877e6}
@@ -27,15 +26,6 @@ _MEMORY_DRIVERS = {"zram": "zram (compressed RAM)", "ramdisk": "a brd RAM disk",
 _PMEM_FROM_RAM = "pmem on an e820 range (memmap= takes it from RAM, unless this machine has a legacy NVDIMM)"
 # Loop devices over files on loop devices over ...: followed this deep, then unknown.
 _LOOP_DEPTH = 8
-
-
-@dataclass(frozen=True)
-class Mount:
-    mount_point: str
-    fs_type: str
-    source: str
-    options: str  # per-mount and super-block options, joined
-    device_number: tuple[int, int]
 
 
 def collect_environment(target_path: str, target_is_device: bool, fio_version: str | None, engines: list[str],
@@ -198,28 +188,6 @@ def ram_backing(name: str, sysfs: str = "/sys", proc: str = "/proc", depth: int 
     return "none"
 
 
-def mount_of(path: str, proc: str = "/proc") -> Mount | None:
-    """The mount holding `path`: the deepest mount point above it, preferring one with the path's device number."""
-    real = os.path.realpath(path)
-    try:
-        dev = os.stat(real).st_dev
-    except OSError:
-        return None
-    return _deepest_mount(real, (os.major(dev), os.minor(dev)), proc)
-
-
-def _deepest_mount(real: str, number: tuple[int, int] | None, proc: str) -> Mount | None:
-    best = None
-    for mount in _mounts(proc):
-        point = mount.mount_point
-        if real != point and not real.startswith(point.rstrip("/") + "/"):
-            continue
-        rank = (mount.device_number == number, len(point))
-        if best is None or rank >= best[0]:
-            best = (rank, mount)
-    return None if best is None else best[1]
-
-
 def _mount_and_number(target_path: str, proc: str) -> tuple[Mount | None, tuple[int, int] | None]:
     folder = target_path if os.path.isdir(target_path) else os.path.dirname(target_path) or "."
     mount = mount_of(folder, proc)
@@ -251,7 +219,7 @@ def _loop_backing(block: Path, sysfs: str, proc: str, depth: int) -> str | None:
         return None
     # A file deleted since it was attached, or one in another mount namespace, still lies under its path's mount.
     path = backing.removesuffix(" (deleted)")
-    mount = mount_of(path, proc) or _deepest_mount(os.path.realpath(path), None, proc)
+    mount = mount_of(path, proc) or deepest_mount(os.path.realpath(path), None, proc)
     if mount is None:
         return None
     if mount.fs_type in MEMORY_FS_TYPES:
@@ -270,25 +238,6 @@ def _pmem_provider(block: Path) -> str | None:
         if parent.name.startswith("ndbus"):
             return _read(parent / "provider")
     return None
-
-
-def _mounts(proc: str) -> list[Mount]:
-    mounts = []
-    text = _read(Path(proc) / "self" / "mountinfo", "") or ""
-    for line in text.split("\n"):
-        fields = line.split(" ")
-        if len(fields) < 10 or "-" not in fields[6:]:
-            continue
-        separator = fields.index("-", 6)
-        major, _, minor = fields[2].partition(":")
-        options = fields[5]
-        super_options = fields[separator + 3] if len(fields) > separator + 3 else ""
-        merged = ",".join(dict.fromkeys(options.split(",") + [o for o in super_options.split(",") if o]))
-        mounts.append(Mount(
-            mount_point=_unescape_octal(fields[4]), fs_type=fields[separator + 1],
-            source=_unescape_octal(fields[separator + 2]), options=merged, device_number=(int(major), int(minor)),
-        ))
-    return mounts
 
 
 def _device_number_of_node(path: str) -> tuple[int, int] | None:

@@ -13,8 +13,6 @@ from disklab.units import format_size
 
 UNKNOWN = "unknown"
 DEVICE_PREFIX = "device."
-# File systems that keep their files in memory, never on a disk of their own (tmpfs may swap some of it out).
-MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs", "rootfs"})
 
 
 def _text(value) -> str:

@@ -4,17 +4,16 @@ fio carries on when a server cannot be reached or drops out, and reports only th
 host's presence in the output is checked here, and a missing one is named with what fio said about it.
 """
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 from disklab.errors import FioError
+from disklab.fio.clientstats import client_entries, entry_document, entry_host
 from disklab.fio.executor import private_folder, run_fio_command, summarise_stderr
 from disklab.fio.parse import extract_json
 from disklab.hosts.hosts import Host
-from disklab.imports.fio_output import HEADER_FIELDS, client_entries, entry_document, entry_host
 
 # A server's lines come prefixed with its hostname in angle brackets: "<h1> fio: /x is not a directory".
 _SERVER_LINE = re.compile(r"^<[^>]*> (?P<text>.*)$", re.MULTILINE)
@@ -64,11 +63,9 @@ def split_by_host(output: str, error_text: str, hosts: tuple[Host, ...], returnc
     if set(entries) - {h.name for h in hosts} or not entries:
         raise FioError(f"fio's client output names other hosts than asked (exit {returncode}): "
                        f"{summarise_stderr(error_text or output)}")
-    combined = {**{key: data[key] for key in HEADER_FIELDS if key in data},
-                "jobs": [entries[h.name] for h in hosts], "disk_util": data.get("disk_util", [])}
     return ClientRun(
         per_host={h.name: entry_document(data, [entries[h.name]], h.name) for h in hosts},
-        combined=json.dumps(combined, indent=2) + "\n", stderr=error_text,
+        combined=entry_document(data, [entries[h.name] for h in hosts], None), stderr=error_text,
     )
 
 

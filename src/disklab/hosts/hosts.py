@@ -1,14 +1,12 @@
 """Hosts as the user names them: 'h1,h2:8766,[::1]:8766' or '@FILE'; each is a running `fio --server`."""
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.fio.clientstats import DEFAULT_FIO_PORT, host_name, is_ipv6
 from disklab.system.textfile import read_text_file
 from disklab.units import brief
-
-DEFAULT_FIO_PORT = 8765  # fio's own default for --server and --client
 
 
 @dataclass(frozen=True)
@@ -18,20 +16,13 @@ class Host:
 
     @property
     def name(self) -> str:
-        """How results name the host: the same spelling the importer gives fio's client_stats entries."""
+        """How results name the host: the spelling entry_host gives fio's client_stats entries (run --hosts, import)."""
         return host_name(self.address, self.port)
 
     @property
     def fio_client(self) -> str:
         """The host as fio's --client option takes it: 'ADDR,PORT', with 'ip6:' for IPv6 addresses."""
-        return f"ip6:{self.address},{self.port}" if _is_ipv6(self.address) else f"{self.address},{self.port}"
-
-
-def host_name(address: str, port: int | None) -> str:
-    """The address alone on fio's default port; else with the port, IPv6 addresses in brackets."""
-    if port in (None, DEFAULT_FIO_PORT):
-        return address
-    return f"[{address}]:{port}" if _is_ipv6(address) else f"{address}:{port}"
+        return f"ip6:{self.address},{self.port}" if is_ipv6(self.address) else f"{self.address},{self.port}"
 
 
 def parse_hosts(text: str) -> tuple[Host, ...]:
@@ -60,7 +51,7 @@ def parse_host(item: str) -> Host:
     elif item.count(":") == 1:
         address, _, text = item.partition(":")
         port = _port(item, text)
-    elif item.count(":") > 1 and not _is_ipv6(item):
+    elif item.count(":") > 1 and not is_ipv6(item):
         raise UserError(f"host {brief(item)} is not an address; IPv6 with a port is written [ADDRESS]:PORT")
     if not address or any(c.isspace() or c in ",/@" for c in address):
         raise UserError(f"host {brief(item)} is not an address or host name")
@@ -76,10 +67,3 @@ def _port(item: str, text: str) -> int:
 def _file_items(path: Path) -> list[str]:
     lines = read_text_file(path, "hosts file").splitlines()
     return [line.partition("#")[0].strip() for line in lines]
-
-
-def _is_ipv6(address: str) -> bool:
-    try:
-        return isinstance(ipaddress.ip_address(address), ipaddress.IPv6Address)
-    except ValueError:
-        return False

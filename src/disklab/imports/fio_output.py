@@ -7,7 +7,6 @@ reports an error for is a failed test. Options are read as fio reads them (fio/s
 Everything is validated before the store is touched.
 """
 
-import json
 import os
 import re
 from dataclasses import dataclass, replace
@@ -16,10 +15,10 @@ from pathlib import Path
 
 from disklab import __version__
 from disklab.errors import FioError, UserError
+from disklab.fio.clientstats import client_entries, entry_document, entry_host
 from disklab.fio.parse import JobResult, job_groups, latency_bins, parse_fio_output, read_fio_document
 from disklab.fio.sizes import is_percent, option_bases, parse_bssplit, parse_fio_size, parse_range, per_direction
 from disklab.hosts.aggregate import combine_jobs
-from disklab.hosts.hosts import host_name
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
@@ -35,10 +34,6 @@ Flags = tuple[tuple[str, str], ...]  # (flag, message) as the store keeps them
 # fio's rw modes -> (pattern, direction) as disklab's tests name them.
 RW_MODES = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
     "readwrite": ("sequential", "mixed")}
-# fio's aggregate over hosts: a sum of the hosts' figures with latencies of unknown weighting; not a measurement.
-ALL_CLIENTS = "All clients"
-# Top-level fields kept with each job so that the stored output reads back through fio/parse.py.
-HEADER_FIELDS = ("fio version", "timestamp", "timestamp_ms", "time", "global options")
 
 # json+ of thousands of jobs on many hosts stays far below this; /dev/zero or a disk image is refused unread.
 MAX_FIO_OUTPUT_BYTES = 256 * 1024**2
@@ -130,26 +125,6 @@ def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
     else:
         store.finish_run(run_id, "complete")
     return run_id
-
-
-def client_entries(data: dict) -> list:
-    """The per-host entries of fio's client/server output; its 'All clients' sum is left out."""
-    return [e for e in data["client_stats"] if not (isinstance(e, dict) and e.get("jobname") == ALL_CLIENTS)]
-
-
-def entry_document(data: dict, entries: list[dict], host: str | None) -> str:
-    """Job entries as a fio document of their own (header, the jobs, their host's disks), readable by fio/parse.py."""
-    document = {**{key: data[key] for key in HEADER_FIELDS if key in data}, "jobs": entries}
-    disk_util = data.get("disk_util", [])
-    if disk_util and isinstance(disk_util, list):
-        document["disk_util"] = [d for d in disk_util if not host or isinstance(d, dict) and entry_host(d) == host]
-    return json.dumps(document, indent=2) + "\n"
-
-
-def entry_host(entry: dict) -> str:
-    """The fio server an entry of client/server output came from, as disklab names hosts."""
-    port = entry.get("port")
-    return host_name(str(entry.get("hostname", "unknown")), port if isinstance(port, int) else None)
 
 
 def _document(path: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:

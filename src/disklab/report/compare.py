@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from disklab.analysis.compare import (
-    BETTER, INCONCLUSIVE, INTERVAL, METRIC_BY_NAME, T_TEST, TOLERANCE_ONLY, WORSE, Cell, Comparison,
-    ConditionDifference, Crossover, Refusal, Row, TestKey,
+    METRIC_BY_NAME, Cell, Comparison, ConditionDifference, Crossover, Refusal, Row, TestKey,
 )
 from disklab.analysis.stats import TOO_WIDE_PERCENT
+from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, T_TEST, TOLERANCE_ONLY, WORSE
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread, run_label
 from disklab.report.views import axis_label

@@ -4,7 +4,7 @@ from rich.table import Table
 
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.env.smart import format_amount, smart_changes
-from disklab.store.repository import RunRecord
+from disklab.store.records import RunRecord
 
 
 def env_table(run_id: int, env: dict) -> Table:

@@ -5,15 +5,16 @@ import io
 import json
 from dataclasses import asdict, fields
 
+from disklab.analysis.repeats import planned_tests, repeated
 from disklab.report.rows import (
-    ResultRow, SummaryRow, SweepRow, is_pgbench_run, planned_tests, repeated, result_rows, summary_rows, sweep_rows,
+    ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
 )
 from disklab.report.runs import markdown_cell
 from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
 )
 from disklab.report.views import Pivot, build_view, cell_text
-from disklab.store.repository import RunRecord
+from disklab.store.records import RunRecord
 
 # Bump when the JSON export changes shape. 1: first version. 2: tests carry `series` (log_interval);
 # a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,

@@ -7,9 +7,10 @@ the view does not show varies. Each figure says how it combines them, without av
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from disklab.analysis.repeats import pooled_lat_mean_ns, worst_p99_ns
 from disklab.fio.parse import DIRECTIONS, DirectionMetrics, count_slower_than
 from disklab.report.table import format_us
-from disklab.store.repository import StoredTest
+from disklab.store.records import StoredTest
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,13 @@ def _mb_per_s(tests: Sequence[StoredTest]) -> float:
 
 
 def _lat_mean_us(tests: Sequence[StoredTest]) -> float | None:
-    directions = _data_directions(tests)
-    ios = sum(m.total_ios for m in directions)
-    return sum(m.lat_mean_ns * m.total_ios for m in directions) / ios / 1e3 if ios else None
+    lat_ns = pooled_lat_mean_ns(_data_directions(tests))
+    return None if lat_ns is None else lat_ns / 1e3
 
 
 def _worst_p99_us(directions: list[DirectionMetrics]) -> float | None:
-    p99s = [m.clat_percentiles_ns["p99"] for m in directions if "p99" in m.clat_percentiles_ns]
-    return max(p99s) / 1e3 if p99s else None
+    p99_ns = worst_p99_ns(directions)
+    return None if p99_ns is None else p99_ns / 1e3
 
 
 def _clat_p99_us(tests: Sequence[StoredTest]) -> float | None:

@@ -2,8 +2,9 @@
 
 from dataclasses import asdict, dataclass
 
+from disklab.analysis.repeats import planned_tests, pooled_lat_mean_ns, worst_p99_ns
 from disklab.analysis.stats import Summary, summarize, too_wide
-from disklab.store.repository import RunRecord, StoredTest
+from disklab.store.records import RunRecord, StoredTest
 from disklab.units import format_size
 
 
@@ -146,35 +147,19 @@ class SummaryRow:
         }
 
 
-def repeated(record: RunRecord) -> bool:
-    """Whether the run repeated its tests to measure their spread: then results are shown per planned test.
-
-    Rounds towards steady state also share a planned test, but they are a series, not repeats of one measurement.
-    """
-    options = record.info.options
-    return options.get("repeat", 1) > 1 or options.get("precision") is not None
-
-
-def planned_tests(record: RunRecord) -> dict[int, list[StoredTest]]:
-    """The stored tests of each planned test (its repeats or rounds), in plan order."""
-    by_plan: dict[int, list[StoredTest]] = {}
-    for test in sorted(record.tests, key=lambda t: (t.plan_index, t.attempt)):
-        by_plan.setdefault(test.plan_index, []).append(test)
-    return by_plan
-
-
 def summary_rows(record: RunRecord) -> list[SummaryRow]:
     rows = []
     for plan_index, tests in planned_tests(record).items():
         for direction in dict.fromkeys(m.direction for t in tests for m in t.metrics):
             ms = [m for t in tests for m in t.metrics if m.direction == direction]
             mb, iops = summarize([m.bw_bytes_per_s / 1e6 for m in ms]), summarize([m.iops for m in ms])
-            ios = sum(m.total_ios for m in ms)
-            lat_ns = sum(m.lat_mean_ns * m.total_ios for m in ms) / ios if ios else sum(m.lat_mean_ns for m in ms) / len(ms)
-            p99s = [m.clat_percentiles_ns["p99"] for m in ms if "p99" in m.clat_percentiles_ns]
+            lat_ns = pooled_lat_mean_ns(ms)
+            if lat_ns is None:  # no I/O counted: each repeat weighs the same
+                lat_ns = sum(m.lat_mean_ns for m in ms) / len(ms)
+            p99_ns = worst_p99_ns(ms)
             rows.append(SummaryRow(
                 plan_index=plan_index, test=tests[0].label, direction=direction, mb_per_s=mb, iops=iops,
-                lat_mean_us=lat_ns / 1e3, worst_clat_p99_us=max(p99s) / 1e3 if p99s else None,
+                lat_mean_us=lat_ns / 1e3, worst_clat_p99_us=None if p99_ns is None else p99_ns / 1e3,
                 too_wide=too_wide(mb) or too_wide(iops),
             ))
     return rows

@@ -5,7 +5,7 @@ import io
 import json
 from dataclasses import fields
 
-from disklab.store.repository import RunInfo
+from disklab.store.records import RunInfo
 
 FORMATS = ("table", "json", "csv", "markdown")
 # Bump when the runs list's JSON changes shape. 1: first version.

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from disklab.report.table import format_us
-from disklab.store.repository import RunRecord, StoredTest
+from disklab.store.records import RunRecord, StoredTest
 
 Values = tuple[float | None, ...]  # one per direction of the table; None: nothing logged in that interval
 

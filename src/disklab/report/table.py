@@ -6,15 +6,16 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from disklab.analysis.repeats import repeated
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
-from disklab.database.settings import PgbenchSettings
+from disklab.suite.pgbench import PgbenchSettings
 from disklab.plan.build import Plan
 from disklab.suite.model import Suite
 from disklab.suite.model import TestSpec
 from disklab.report.rows import (
-    ResultRow, SummaryRow, SweepRow, is_pgbench_run, repeated, result_rows, summary_rows, sweep_rows,
+    ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
 )
-from disklab.store.repository import RunInfo, RunRecord
+from disklab.store.records import RunInfo, RunRecord
 from disklab.units import format_size
 
 if TYPE_CHECKING:  # a type only: database.pgbench and PostgreSQL's modules stay out of plain commands' start-up

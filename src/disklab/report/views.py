@@ -8,7 +8,7 @@ from rich.table import Table
 from disklab.errors import UserError
 from disklab.plan.build import expand_suite
 from disklab.report.metrics import REGISTRY
-from disklab.store.repository import RunRecord, StoredTest
+from disklab.store.records import RunRecord, StoredTest
 from disklab.suite.loader import parse_suite
 from disklab.suite.model import Suite
 from disklab.units import format_size

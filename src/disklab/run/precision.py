@@ -4,6 +4,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from disklab.analysis.repeats import pooled_lat_mean_ns
 from disklab.analysis.stats import Summary, summarize
 from disklab.fio.parse import DIRECTIONS, DirectionMetrics, JobResult
 from disklab.plan.build import Plan
@@ -44,8 +45,8 @@ def headline_value(figure: str, job: JobResult) -> float:
 
 
 def _lat_mean_us(directions: Sequence[DirectionMetrics]) -> float:
-    ios = sum(m.total_ios for m in directions)
-    return sum(m.lat_mean_ns * m.total_ios for m in directions) / ios / 1e3 if ios else 0.0
+    lat_ns = pooled_lat_mean_ns(directions)
+    return 0.0 if lat_ns is None else lat_ns / 1e3
 
 
 # Mixed tests count read + write, as suite views do (disklab.report.metrics).

@@ -7,11 +7,12 @@ from dataclasses import replace
 from typing import Sequence
 
 from disklab.analysis.saturation import (
-    Level, Probe, SaturationSettings, best_under, knee, level_rate_per_job, next_probe, peak, probe_of,
+    Level, Probe, best_under, knee, level_rate_per_job, next_probe, peak, probe_of,
 )
 from disklab.plan.build import Plan
 from disklab.run.schedule import Finished, Step
 from disklab.suite.model import TestSpec
+from disklab.suite.settings import SaturationSettings
 
 
 class SaturateSchedule:

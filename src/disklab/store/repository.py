@@ -2,16 +2,19 @@
 
 import json
 import os
-import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from disklab.system.host import process_alive
 from disklab.errors import UserError
-from disklab.fio.logs import Series, SeriesPoint, series_order
+from disklab.fio.logs import Series
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
+from disklab.store.records import (
+    RUN_COLUMNS, TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
+)
 
 
 @dataclass(frozen=True)
@@ -34,29 +37,6 @@ class NewRun:
 
 
 @dataclass(frozen=True)
-class RunInfo:
-    id: int
-    suite_name: str
-    suite_source: str
-    target: str
-    target_kind: str
-    test_path: str
-    options: dict
-    status: str
-    error: str | None
-    started_at: str
-    finished_at: str | None
-    disklab_version: str
-    fio_version: str
-    fio_engine: str
-    hostname: str
-    kernel: str
-    planned_tests: int
-    finished_tests: int
-    name: str | None = None
-
-
-@dataclass(frozen=True)
 class RunFilter:
     """Which stored runs `list_runs` and `count_runs` take; a field left None matches every run."""
 
@@ -65,61 +45,6 @@ class RunFilter:
     host: str | None = None  # the machine that ran disklab, or a fio server one of the run's tests ran on
     since: str | None = None  # ISO time in UTC (as started_at is stored): runs started then or later
     name: str | None = None  # a part of the run's name, in any case
-
-
-class RawText:
-    """A run's job files and fio outputs, read on first use: they are most of the store's bytes, and only a few
-    callers need them (show --jobfile, frame counts from json+ bins, the fio groups of imported runs)."""
-
-    def __init__(self, store: "Store", run_id: int):
-        self._store, self._run_id = store, run_id
-        self._by_test: dict[int, tuple[str, str]] | None = None
-
-    def of(self, test_id: int) -> tuple[str, str]:
-        """(jobfile, fio_output) of one test of the run."""
-        if self._by_test is None:
-            self._by_test = self._store.raw_text(self._run_id)
-        return self._by_test[test_id]
-
-
-@dataclass(frozen=True)
-class StoredTest:
-    id: int
-    seq: int
-    label: str
-    params: dict
-    started_at: str
-    finished_at: str
-    usr_cpu_percent: float
-    sys_cpu_percent: float
-    metrics: tuple[DirectionMetrics, ...]
-    series: tuple[Series, ...] = ()  # only tests with log_interval have any
-    plan_index: int = 0  # the planned test this is; repeats and rounds share it
-    attempt: int = 1  # which repeat or round of it
-    flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
-    host: str | None = None  # the fio server it ran on (client/server mode); None: this machine
-    raw: RawText | None = field(default=None, compare=False, repr=False)  # jobfile's and fio_output's source
-
-    @property
-    def jobfile(self) -> str:
-        return self.raw.of(self.id)[0]
-
-    @property
-    def fio_output(self) -> str:
-        """fio's output verbatim, read from the store on first use."""
-        return self.raw.of(self.id)[1]
-
-    def as_job(self) -> JobResult:
-        return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    info: RunInfo
-    suite_text: str
-    tests: tuple[StoredTest, ...]
-    env: dict = field(default_factory=dict)  # the environment registry's values (env/registry.py)
-    outcomes: dict = field(default_factory=dict)  # what the run's schedule concluded (steady state, precision, ...)
 
 
 class Store:
@@ -287,10 +212,10 @@ class Store:
         limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
         with translate_errors(self.path):
             rows = self.conn.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs{clause} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""),
+                f"SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""),
                 (*args, limit) if limit else args,
             ).fetchall()
-        return [_run_info(row) for row in rows]
+        return [run_info(row) for row in rows]
 
     def count_runs(self, where: RunFilter = RunFilter()) -> int:
         clause, args = self._where(where)
@@ -341,12 +266,12 @@ class Store:
         """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
         with translate_errors(self.path):
             row = self.conn.execute(
-                f"SELECT {_RUN_COLUMNS}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
+                f"SELECT {RUN_COLUMNS}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
             ).fetchone()
             if row is None:
                 raise UserError(f"there is no run {run_id} in {self.path}")
             test_rows = self.conn.execute(
-                f"SELECT {_TEST_COLUMNS} FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)
+                f"SELECT {TEST_COLUMNS} FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
             metric_rows = self.conn.execute(
                 "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
@@ -362,21 +287,21 @@ class Store:
             ).fetchall()
         metrics_by_test: dict[int, list[DirectionMetrics]] = {}
         for m in metric_rows:
-            metrics_by_test.setdefault(m["test_id"], []).append(_metrics(m))
-        series_by_test = _series_by_test(series_rows)
+            metrics_by_test.setdefault(m["test_id"], []).append(direction_metrics(m))
+        series_by_test_id = series_by_test(series_rows)
         flags_by_test: dict[int, list[tuple[str, str]]] = {}
         for f in flag_rows:
             flags_by_test.setdefault(f["test_id"], []).append((f["flag"], f["message"]))
-        raw = RawText(self, run_id)
+        raw = RawText(partial(self.raw_text, run_id))
         tests = tuple(
-            _stored_test(t, metrics_by_test.get(t["id"], []), series_by_test.get(t["id"], ()),
-                         tuple(flags_by_test.get(t["id"], ())), raw)
+            stored_test(t, metrics_by_test.get(t["id"], []), series_by_test_id.get(t["id"], ()),
+                        tuple(flags_by_test.get(t["id"], ())), raw)
             for t in test_rows
         )
         if "hosts" in json.loads(row["options_json"]) and not per_host:
             tests = tuple(t for t in tests if t.host is None)
         return RunRecord(
-            info=_run_info(row), suite_text=row["suite_text"], tests=tests, env=self.run_values("run_env", run_id),
+            info=run_info(row), suite_text=row["suite_text"], tests=tests, env=self.run_values("run_env", run_id),
             outcomes=self.run_values("run_outcomes", run_id),
         )
 
@@ -392,22 +317,6 @@ class Store:
 
 _SQLITE_MAX_INT = 2**63 - 1
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
-# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step; the count is
-# answered by the index tests_by_run_host. RunInfo's fields in order, so that a row builds one without lookups.
-_RUN_SQL = {
-    "options": "runs.options_json",
-    "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
-                      " OR json_extract(runs.options_json, '$.hosts') IS NULL))",
-}
-_RUN_COLUMNS = ", ".join(_RUN_SQL.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
-_RUN_FIELDS = len(fields(RunInfo))
-_OPTIONS = [f.name for f in fields(RunInfo)].index("options")
-# A test's parsed columns; its job file and fio's output are read apart (RawText).
-_TEST_COLUMNS = (
-    "id, seq, label, params_json, started_at, finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host"
-)
-# 'transaction': a pgbench step's transactions (database/pgbench.py), the only direction of such a test.
-_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 4}
 
 
 def _run_number(text: str) -> bool:
@@ -415,50 +324,5 @@ def _run_number(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 18
 
 
-def _run_info(row: sqlite3.Row) -> RunInfo:
-    values = list(row[:_RUN_FIELDS])
-    values[_OPTIONS] = json.loads(values[_OPTIONS])
-    return RunInfo(*values)
-
-
 def _casefold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
-
-
-def _stored_test(
-    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...],
-    raw: RawText,
-) -> StoredTest:
-    return StoredTest(
-        id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]),
-        started_at=row["started_at"], finished_at=row["finished_at"],
-        usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
-        metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
-        plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
-        host=row["host"], raw=raw,
-    )
-
-
-def _series_by_test(rows: list[sqlite3.Row]) -> dict[int, tuple[Series, ...]]:
-    """Rows come in time order; series are returned in the parser's order."""
-    points: dict[int, dict[tuple[str, str], list[SeriesPoint]]] = {}
-    for row in rows:
-        key = (row["kind"], row["direction"])
-        points.setdefault(row["test_id"], {}).setdefault(key, []).append(SeriesPoint(row["t_ms"], row["value"]))
-    return {
-        test_id: tuple(
-            Series(kind, direction, tuple(by_key[kind, direction]))
-            for kind, direction in sorted(by_key, key=series_order)
-        )
-        for test_id, by_key in points.items()
-    }
-
-
-def _metrics(row: sqlite3.Row) -> DirectionMetrics:
-    return DirectionMetrics(
-        direction=row["direction"], io_bytes=row["io_bytes"], total_ios=row["total_ios"], iops=row["iops"],
-        bw_bytes_per_s=row["bw_bytes_per_s"], runtime_ms=row["runtime_ms"], lat_mean_ns=row["lat_mean_ns"],
-        clat_mean_ns=row["clat_mean_ns"], clat_max_ns=row["clat_max_ns"],
-        clat_percentiles_ns={p: row[f"clat_{p}_ns"] for p in PERCENTILES.values() if row[f"clat_{p}_ns"] is not None},
-    )
-

@@ -7,11 +7,10 @@ from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.analysis.saturation import SaturationSettings, parse_latency_ns
-from disklab.analysis.steady import SteadyCriteria
-from disklab.database.settings import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
+from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
+from disklab.suite.settings import SaturationSettings, SteadyCriteria, parse_latency_ns
 from disklab.system.textfile import read_text_file
 from disklab.units import brief, parse_duration
 

@@ -3,9 +3,8 @@
 import math
 from dataclasses import asdict, dataclass
 
-from disklab.analysis.saturation import SaturationSettings
-from disklab.analysis.steady import SteadyCriteria
-from disklab.database.settings import PgbenchSettings
+from disklab.suite.pgbench import PgbenchSettings
+from disklab.suite.settings import SaturationSettings, SteadyCriteria
 from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).

@@ -1,8 +1,6 @@
 """Facts about this host that every run records."""
 
 import os
-import platform
-import socket
 from dataclasses import dataclass
 
 
@@ -13,7 +11,9 @@ class HostIdentity:
 
 
 def host_identity() -> HostIdentity:
-    return HostIdentity(hostname=socket.gethostname(), kernel=platform.release())
+    """From uname(2), as socket.gethostname and platform.release read it, without loading either module."""
+    uname = os.uname()
+    return HostIdentity(hostname=uname.nodename, kernel=uname.release)
 
 
 def process_alive(pid: int) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import SafetyError, UserError
+from disklab.targets.mounts import unescape_octal
 
 SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size
 
@@ -305,14 +306,14 @@ def _mounts_of(numbers: frozenset[tuple[int, int]], mountinfo: Path) -> tuple[st
     for line in _proc_lines(mountinfo):
         fields = line.split(" ")
         separator = fields.index("-", 6)
-        source = _unescape_octal(fields[separator + 2])
+        source = unescape_octal(fields[separator + 2])
         major, _, minor = fields[2].partition(":")
         number = (int(major), int(minor))
         # btrfs (and others) report an anonymous 0:N device in mountinfo; the source still names the disk.
         if number not in numbers and source.startswith("/dev/"):
             number = device_number(source)
         if number in numbers:
-            mounts.append(f"{source} on {_unescape_octal(fields[4])}")
+            mounts.append(f"{source} on {unescape_octal(fields[4])}")
     return tuple(mounts)
 
 
@@ -321,7 +322,7 @@ def _swaps_of(numbers: frozenset[tuple[int, int]], swaps: Path) -> tuple[str, ..
         return ()
     found = []
     for line in _proc_lines(swaps)[1:]:
-        swap_path = _unescape_octal(re.split("[ \t]", line, maxsplit=1)[0])
+        swap_path = unescape_octal(re.split("[ \t]", line, maxsplit=1)[0])
         if device_number(swap_path) in numbers:
             found.append(swap_path)
     return tuple(found)
@@ -387,11 +388,6 @@ def _proc_lines(path: Path) -> list[str]:
     """
     text = path.read_bytes().decode("utf-8", errors="replace")
     return [line for line in text.split("\n") if line]
-
-
-def _unescape_octal(text: str) -> str:
-    """Undo the kernel's \\ooo escaping of spaces, tabs, newlines and backslashes in /proc files."""
-    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), text)
 
 
 def _join_words(items: list[str]) -> str:

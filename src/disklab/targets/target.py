@@ -8,11 +8,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.env.collect import mount_of
 from disklab.system.host import host_identity, process_alive
-from disklab.env.registry import MEMORY_FS_TYPES
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
+from disklab.targets.mounts import MEMORY_FS_TYPES, mount_of
 from disklab.units import format_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.

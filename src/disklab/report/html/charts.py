@@ -7,12 +7,13 @@ not apply). Specs are plain data; svg.py draws them. Repeated tests are plotted 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from disklab.analysis.repeats import planned_tests
 from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.metrics import REGISTRY
-from disklab.report.rows import is_pgbench_test, planned_tests
+from disklab.report.rows import is_pgbench_test
 from disklab.report.table import run_label
 from disklab.report.views import axis_label
-from disklab.store.repository import RunRecord, StoredTest
+from disklab.store.records import RunRecord, StoredTest
 
 MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart
 SWEEP_MIN_POINTS = 3  # a parameter that takes fewer values is a comparison, not a curve

@@ -1,0 +1,64 @@
+"""A pgbench suite's run: its settings and steps from the suite and the command line, the target directory checked,
+the run stored, the benchmark carried out around its recorded environment, and the run's status whatever happens."""
+
+import os
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+from disklab.database.benchmark import OUTCOME_KEY, PgbenchOverrides, run_database_benchmark, whole_scale
+from disklab.database.pgbench import Step, plan_steps
+from disklab.database.postgres import (
+    ServerBinaries, check_cluster_target, cluster_folder, find_binaries, remove_stale_clusters,
+)
+from disklab.errors import UserError
+from disklab.run.session import new_run, recorded
+from disklab.store.repository import Store
+from disklab.suite.model import Suite
+from disklab.suite.pgbench import PGBENCH_ENGINE, PgbenchSettings
+from disklab.targets.target import Target, resolve_target
+
+
+def pgbench_plan(suite: Suite, scale: float | None, clients: tuple[int, ...] | None, transactions: int | None,
+                 time_s: float | None, pg_set: tuple[tuple[str, str], ...] | None,
+                 ) -> tuple[PgbenchSettings, tuple[Step, ...]]:
+    """The suite's [pgbench] settings with the command line's options winning, and the client sweep's steps."""
+    overrides = PgbenchOverrides(
+        scale=None if scale is None else whole_scale(scale), clients=clients, transactions=transactions,
+        time_s=time_s, settings=pg_set or (),
+    )
+    settings = overrides.apply(suite.pgbench)
+    return settings, plan_steps(settings, os.cpu_count() or 1)
+
+
+def prepare_cluster_target(suite: Suite, target: str, say: Callable[[str], None]) -> tuple[Target, ServerBinaries]:
+    """A directory on the disk under test, cleared of clusters a killed run left, and PostgreSQL's programs found."""
+    resolved = resolve_target(target)
+    if resolved.kind != "directory":
+        raise UserError(f"{target} is a {resolved.kind}; suite {suite.name!r} needs a directory on the disk under "
+                        "test (a mounted file system), where PostgreSQL keeps its data and WAL")
+    check_cluster_target(Path(resolved.path))
+    for stale in remove_stale_clusters(Path(resolved.path)):
+        say(f"removed a PostgreSQL cluster left by a killed run: {stale}")
+    return resolved, find_binaries()
+
+
+def carry_out_pgbench(
+    store: Store, suite: Suite, target: Target, binaries: ServerBinaries, settings: PgbenchSettings,
+    steps: tuple[Step, ...], keep_cluster: bool, params: dict, say: Callable[[str], None],
+    status: Callable[[], AbstractContextManager[Callable[[str], None]]],
+) -> tuple[int, dict]:
+    """M3's database test: a private PostgreSQL on the target directory, pgbench's client sweep, every step stored.
+
+    `say` prints a line; `status` shows a line that each call replaces (pgbench's report of every second).
+    Returns the run's id and its outcomes, of a run now complete.
+    """
+    cluster = replace(target, test_path=str(cluster_folder(Path(target.path))))
+    run_id = store.create_run(new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE, params,
+                                      len(steps)))
+    with recorded(store, run_id, target.path, False, None, []), status() as show_progress:
+        outcome = run_database_benchmark(store, run_id, settings, steps, Path(target.path), keep_cluster, say=say,
+                                         show_progress=show_progress)
+    store.finish_run(run_id, "complete")
+    return run_id, {OUTCOME_KEY: outcome}

@@ -1,0 +1,152 @@
+"""What a reader gets back from the store (runs and their tests), and the decoding of rows into it."""
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+from disklab.fio.logs import Series, SeriesPoint, series_order
+from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    suite_name: str
+    suite_source: str
+    target: str
+    target_kind: str
+    test_path: str
+    options: dict
+    status: str
+    error: str | None
+    started_at: str
+    finished_at: str | None
+    disklab_version: str
+    fio_version: str
+    fio_engine: str
+    hostname: str
+    kernel: str
+    planned_tests: int
+    finished_tests: int
+    name: str | None = None
+
+
+class RawText:
+    """A run's job files and fio outputs, read on first use: they are most of the store's bytes, and only a few
+    callers need them (show --jobfile, frame counts from json+ bins, the fio groups of imported runs)."""
+
+    def __init__(self, read: Callable[[], dict[int, tuple[str, str]]]):
+        self._read = read  # the run's {test id: (jobfile, fio_output)}, from the store
+        self._by_test: dict[int, tuple[str, str]] | None = None
+
+    def of(self, test_id: int) -> tuple[str, str]:
+        """(jobfile, fio_output) of one test of the run."""
+        if self._by_test is None:
+            self._by_test = self._read()
+        return self._by_test[test_id]
+
+
+@dataclass(frozen=True)
+class StoredTest:
+    id: int
+    seq: int
+    label: str
+    params: dict
+    started_at: str
+    finished_at: str
+    usr_cpu_percent: float
+    sys_cpu_percent: float
+    metrics: tuple[DirectionMetrics, ...]
+    series: tuple[Series, ...] = ()  # only tests with log_interval have any
+    plan_index: int = 0  # the planned test this is; repeats and rounds share it
+    attempt: int = 1  # which repeat or round of it
+    flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
+    host: str | None = None  # the fio server it ran on (client/server mode); None: this machine
+    raw: RawText | None = field(default=None, compare=False, repr=False)  # jobfile's and fio_output's source
+
+    @property
+    def jobfile(self) -> str:
+        return self.raw.of(self.id)[0]
+
+    @property
+    def fio_output(self) -> str:
+        """fio's output verbatim, read from the store on first use."""
+        return self.raw.of(self.id)[1]
+
+    def as_job(self) -> JobResult:
+        return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    info: RunInfo
+    suite_text: str
+    tests: tuple[StoredTest, ...]
+    env: dict = field(default_factory=dict)  # the environment registry's values (env/registry.py)
+    outcomes: dict = field(default_factory=dict)  # what the run's schedule concluded (steady state, precision, ...)
+
+
+# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step; the count is
+# answered by the index tests_by_run_host. RunInfo's fields in order, so that a row builds one without lookups.
+_RUN_SQL = {
+    "options": "runs.options_json",
+    "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
+                      " OR json_extract(runs.options_json, '$.hosts') IS NULL))",
+}
+RUN_COLUMNS = ", ".join(_RUN_SQL.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
+_RUN_FIELDS = len(fields(RunInfo))
+_OPTIONS = [f.name for f in fields(RunInfo)].index("options")
+# A test's parsed columns; its job file and fio's output are read apart (RawText).
+TEST_COLUMNS = (
+    "id, seq, label, params_json, started_at, finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host"
+)
+# 'transaction': a pgbench step's transactions (database/pgbench.py), the only direction of such a test.
+_DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 4}
+
+
+def run_info(row: sqlite3.Row) -> RunInfo:
+    """A row selected with RUN_COLUMNS first."""
+    values = list(row[:_RUN_FIELDS])
+    values[_OPTIONS] = json.loads(values[_OPTIONS])
+    return RunInfo(*values)
+
+
+def stored_test(
+    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...],
+    raw: RawText,
+) -> StoredTest:
+    """A row selected with TEST_COLUMNS, and what the other tables hold of that test."""
+    return StoredTest(
+        id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]),
+        started_at=row["started_at"], finished_at=row["finished_at"],
+        usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
+        metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
+        plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
+        host=row["host"], raw=raw,
+    )
+
+
+def series_by_test(rows: list[sqlite3.Row]) -> dict[int, tuple[Series, ...]]:
+    """Rows come in time order; series are returned in the parser's order."""
+    points: dict[int, dict[tuple[str, str], list[SeriesPoint]]] = {}
+    for row in rows:
+        key = (row["kind"], row["direction"])
+        points.setdefault(row["test_id"], {}).setdefault(key, []).append(SeriesPoint(row["t_ms"], row["value"]))
+    return {
+        test_id: tuple(
+            Series(kind, direction, tuple(by_key[kind, direction]))
+            for kind, direction in sorted(by_key, key=series_order)
+        )
+        for test_id, by_key in points.items()
+    }
+
+
+def direction_metrics(row: sqlite3.Row) -> DirectionMetrics:
+    """A row of the metrics table."""
+    return DirectionMetrics(
+        direction=row["direction"], io_bytes=row["io_bytes"], total_ios=row["total_ios"], iops=row["iops"],
+        bw_bytes_per_s=row["bw_bytes_per_s"], runtime_ms=row["runtime_ms"], lat_mean_ns=row["lat_mean_ns"],
+        clat_mean_ns=row["clat_mean_ns"], clat_max_ns=row["clat_max_ns"],
+        clat_percentiles_ns={p: row[f"clat_{p}_ns"] for p in PERCENTILES.values() if row[f"clat_{p}_ns"] is not None},
+    )
