@@ -116,3 +116,14 @@ def fio_size(n_bytes: int) -> str:
         if n_bytes % factor == 0 and n_bytes >= factor:
             return f"{n_bytes // factor}{suffix}"
     return str(n_bytes)
+
+
+def parse_percent(text: str) -> float:
+    """'2%', '2 %' or '2': a precision target in percent of the mean."""
+    try:
+        value = float(str(text).strip().removesuffix("%").strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a percentage (examples: 2%, 0.5%)") from None
+    if not 0 < value < 100:
+        raise ValueError(f"{text!r}: a precision is above 0 % and below 100 %")
+    return value

@@ -5,9 +5,10 @@ from dataclasses import replace
 import pytest
 
 from disklab.run.precision import (
-    DEFAULT_MAX_PASSES, STOPPED_PRECISION, STOPPED_TIME, PrecisionSchedule, headline_value, parse_percent,
+    DEFAULT_MAX_PASSES, STOPPED_PRECISION, STOPPED_TIME, PrecisionSchedule, headline_value,
 )
 from disklab.run.prepare import schedule_for
+from disklab.units import parse_percent
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
 from disklab.plan.build import build_plan

@@ -4,11 +4,11 @@ import click
 
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
-from disklab.run.precision import parse_percent
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.errors import UserError
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
 from disklab.report.table import run_label
+from disklab.units import parse_percent
 
 
 def parse_tolerance(text: str) -> float:

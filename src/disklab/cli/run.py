@@ -7,25 +7,24 @@ A pgbench suite takes its own path (cli/run_pgbench.py), so that PostgreSQL's mo
 import click
 
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console
-from disklab.run.precision import parse_percent
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
 from disklab.errors import UserError
-from disklab.fio.features import FioInfo
-from disklab.hosts.files import clean_up_on_hosts, hosts_target
+from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.environment import flag_lines
-from disklab.report.table import plan_table, run_results
+from disklab.report.plans import plan_table
+from disklab.report.table import run_results
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
 from disklab.run.session import carry_out, finished_steps, resumable, start_run
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
 from disklab.targets.target import Target, resolve_target
-from disklab.units import format_duration, parse_duration, parse_size
+from disklab.units import format_duration, parse_duration, parse_percent, parse_size
 
 
 @click.command()
@@ -80,7 +79,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
     if dry_run:
         _print_plan(plan, resolved)
         return
-    elsewhere = _OnHosts(hosts, resolved.path) if hosts else None
+    elsewhere = on_hosts(hosts, resolved.path) if hosts else None
     plan, fio = prepare(plan, resolved, destroy_data, force, _say, elsewhere)
     with open_store(ctx, write=True) as store:
         schedule = schedule_for(plan, repeat, precision, max_time, p99)
@@ -128,7 +127,7 @@ def resume(ctx, run_ref):
         hosts = parse_hosts(",".join(options["hosts"])) if options.get("hosts") else ()
         resolved = hosts_target(record.info.target) if hosts else resolve_target(record.info.target)
         plan = plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved)
-        elsewhere = _OnHosts(hosts, resolved.path) if hosts else None
+        elsewhere = on_hosts(hosts, resolved.path) if hosts else None
         plan, fio = prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), _say,
                             elsewhere)
         finished = finished_steps(record)
@@ -141,34 +140,11 @@ def resume(ctx, run_ref):
         show_finished(store, run_id, outcomes)
 
 
-class _OnHosts:
-    """--hosts: every step on the fio servers of these hosts at once, in `folder` there (run/prepare.py's Elsewhere).
+def on_hosts(hosts: tuple[Host, ...], folder: str):
+    """--hosts: fio's client mode loads only when hosts are named."""
+    from disklab.hosts.elsewhere import OnHosts
 
-    fio's client mode loads only for --hosts.
-    """
-
-    def __init__(self, hosts: tuple[Host, ...], folder: str):
-        self.hosts = hosts
-        self.folder = folder
-
-    def refuse_unsupported(self, plan: Plan) -> None:
-        from disklab.hosts.steps import refuse_unsupported
-
-        refuse_unsupported(plan)
-
-    def require_ready(self, fio: FioInfo) -> None:
-        from disklab.hosts.check import check_hosts, require_ready
-
-        require_ready(check_hosts(self.hosts, fio.path, fio.version_text, self.folder))
-
-    def step_runner(self, fio: FioInfo):
-        from disklab.hosts.client import ClientExecutor
-        from disklab.hosts.steps import HostsStep
-
-        return HostsStep(ClientExecutor(fio.path), self.hosts, self.folder)
-
-    def clean_up(self, fio: FioInfo, keep_file: bool) -> list[str]:
-        return clean_up_on_hosts(fio.path, self.hosts, self.folder, keep_file)
+    return OnHosts(hosts, folder)
 
 
 def _say(line: str) -> None:

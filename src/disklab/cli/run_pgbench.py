@@ -11,7 +11,7 @@ from disklab.cli.common import open_store, stderr_console, stdout_console
 from disklab.cli.run import show_finished
 from disklab.database.pgbench import pgbench_duration
 from disklab.database.session import carry_out_pgbench, pgbench_plan, prepare_cluster_target
-from disklab.report.table import pgbench_plan_table
+from disklab.report.plans import pgbench_plan_table
 from disklab.suite.model import Suite
 
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from disklab.cli.common import stdout_console
 from disklab.plan.build import build_plan
 from disklab.database.pgbench import pgbench_duration, plan_steps
-from disklab.report.table import pgbench_plan_table, plan_table
+from disklab.report.plans import pgbench_plan_table, plan_table
 from disklab.suite.loader import builtin_names, load_suite
 from disklab.units import format_duration
 

@@ -17,17 +17,6 @@ STOPPED_PRECISION = "precision"
 STOPPED_TIME = "time budget"
 
 
-def parse_percent(text: str) -> float:
-    """'2%', '2 %' or '2': a precision target in percent of the mean."""
-    try:
-        value = float(str(text).strip().removesuffix("%").strip())
-    except ValueError:
-        raise ValueError(f"{text!r} is not a percentage (examples: 2%, 0.5%)") from None
-    if not 0 < value < 100:
-        raise ValueError(f"{text!r}: a precision is above 0 % and below 100 %")
-    return value
-
-
 def default_max_seconds(plan: Plan) -> float:
     return DEFAULT_MAX_PASSES * plan.estimated_seconds()
 
