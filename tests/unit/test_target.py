@@ -1,6 +1,8 @@
 import os
 import socket
 
+from pathlib import Path
+
 import pytest
 
 from disklab.errors import SafetyError, UserError
@@ -29,6 +31,14 @@ def test_a_new_file_is_made_and_removed_an_existing_one_is_kept(tmp_path):
 def test_missing_targets_are_user_errors(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         resolve_target(str(tmp_path / "no" / "such" / "dir"))
+
+
+def test_a_missing_device_is_refused_never_made_as_a_file_in_dev():
+    """A typo or an absent disk (/dev/sdz) must not become a test file among the device nodes."""
+    missing = next(f"/dev/sd{letter}{n}" for n in range(1000) for letter in "xyz" if not Path(f"/dev/sd{letter}{n}").exists())
+    with pytest.raises(UserError, match="no such device"):
+        resolve_target(missing)
+    assert not Path(missing).exists()
 
 
 def test_writing_over_an_existing_file_needs_consent(tmp_path):

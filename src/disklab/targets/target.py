@@ -56,6 +56,8 @@ def _resolve_target(path: str) -> Target:
     if not resolved.exists():
         if path.endswith("/"):
             raise UserError(f"target directory {path} does not exist; create it first")
+        if _in_device_folder(resolved.parent):
+            raise UserError(f"target {path}: no such device (disklab makes no test file among device nodes)")
         if resolved.parent.is_dir():
             return Target("file", str(resolved), str(resolved), True, None, None)
         raise UserError(f"target {path} does not exist")
@@ -69,6 +71,12 @@ def _resolve_target(path: str) -> Target:
     if stat.S_ISREG(mode):
         return Target("file", str(resolved), str(resolved), False, resolved.stat().st_size, None)
     raise UserError(f"target {path} is neither a directory, a regular file nor a block device")
+
+
+def _in_device_folder(folder: Path) -> bool:
+    """/dev and any other devtmpfs: a missing name there is a device that is not present, never a file to make."""
+    mount = mount_of(str(folder)) if folder.is_dir() else None
+    return mount is not None and mount.fs_type == "devtmpfs"
 
 
 def logical_block_size_under(folder: Path) -> int:
