@@ -7,7 +7,9 @@ Run by hand (not part of the tests), on a directory of the disk to measure:
 Each round runs A (`disklab run` of a one-test suite, in a fresh process, the way a user starts it) then B (fio alone
 on the same test's exported job file, `fio --output-format=json+ JOBFILE`), so that drift on a shared machine falls on
 both alike. Both lay out a fresh test file of the same size. disklab's wall time includes everything it does around
-fio (start-up, probes, environment and SMART, the store, removing its test file); fio's is fio alone. The issue's
+fio (start-up, probes, environment and SMART, the store, removing its test file); fio's is fio alone, and the time
+it then takes to remove the test file fio leaves behind is measured apart, so that the overhead is given both
+against fio alone and against fio doing the same work (laying out, measuring and removing the file). The issue's
 goal: at most 0.3 s per test, and disklab's IOPS within fio's own run-to-run spread. With --repeat N, disklab runs
 the test N times in one run (`run --repeat N`) and fio runs N times in a row on the same file, so that the
 difference shows what each further test costs once the run's fixed costs (start-up, environment, SMART) are paid.
@@ -133,6 +135,9 @@ def main() -> None:
           f"{statistics.median(wall['disklab']) - statistics.median(wall['fio']):.3f} s")
     print(f"  of which removing the test file, which fio alone leaves behind: about "
           f"{statistics.median(removals):.3f} s (median of removing fio's)")
+    same_work = [d - f - r for d, f, r in zip(wall["disklab"], wall["fio"], removals)]
+    print(f"overhead against fio alone doing the same work (fio, then its test file removed): median "
+          f"{statistics.median(same_work):.3f} s (min {min(same_work):.3f}, max {max(same_work):.3f})")
     fio_median = statistics.median(iops["fio"])
     print(f"IOPS     disklab: {spread(iops['disklab'])}")
     print(f"IOPS     fio:     {spread(iops['fio'])}")

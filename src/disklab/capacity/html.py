@@ -5,7 +5,7 @@ from disklab.capacity.planning import ArrayPlan
 from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
 from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe
 from disklab.report.html.model import ReportModel, TableModel
-from disklab.report.views import axis_label
+from disklab.report.labels import axis_label
 
 _METRICS = (("iops", "IOPS", lambda p: p.iops), ("mb-per-s", "MB/s", lambda p: p.bw_bytes_per_s / 1e6))
 

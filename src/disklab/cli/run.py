@@ -15,9 +15,8 @@ from disklab.errors import UserError
 from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
-from disklab.report.environment import flag_lines
 from disklab.report.plans import plan_table
-from disklab.report.table import run_results
+from disklab.report.table import flag_lines, run_results
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
 from disklab.run.session import carry_out, finished_steps, resumable, start_run
 from disklab.store.repository import Store

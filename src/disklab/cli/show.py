@@ -1,14 +1,12 @@
-"""`disklab show`: a stored run shown again, in any format."""
+"""`disklab show`: a stored run shown again, in any format.
+
+Each way of showing (the tables, an export, the environment, the series) loads its own renderer when asked for.
+"""
 
 import click
 
 from disklab.cli.common import open_store, stdout_console, write_output
-from disklab.report.environment import env_table, flag_lines, smart_tables
-from disklab.report.export import EXPORTERS
 from disklab.report.runs import FORMATS
-from disklab.report.series import render_series_table, series_tables
-from disklab.report.table import run_results
-from disklab.report.views import build_view, view_table
 
 
 @click.command()
@@ -30,6 +28,8 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
         flat = flat or per_host  # the suite's view summarises the aggregates
         outcomes, env, smart = record.outcomes, record.env, store.smart(record.info.id)
     if environment:
+        from disklab.report.environment import env_table, smart_tables
+
         if not env:
             click.echo(f"run {record.info.id} has no recorded environment (it was made by an older disklab)")
         else:
@@ -41,6 +41,8 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     elif series:
         if output_format != "table" or output not in (None, "-"):
             raise click.UsageError("--series prints tables to the terminal; 'show --format json' carries the series")
+        from disklab.report.series import render_series_table, series_tables
+
         tables = series_tables(record)
         if not tables:
             click.echo(f"run {record.info.id} has no time series; set log_interval (e.g. \"1s\") in a suite to log one")
@@ -49,6 +51,9 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     elif output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        from disklab.report.table import flag_lines, run_results
+        from disklab.report.views import build_view, view_table
+
         view = None if flat else build_view(record)
         if view:
             stdout_console().print(view_table(view))
@@ -62,4 +67,6 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
     else:
+        from disklab.report.export import EXPORTERS
+
         write_output(EXPORTERS[output_format](record, flat=flat), output)

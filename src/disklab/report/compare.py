@@ -16,7 +16,7 @@ from disklab.analysis.stats import TOO_WIDE_PERCENT
 from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, T_TEST, TOLERANCE_ONLY, WORSE
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread, run_label
-from disklab.report.views import axis_label
+from disklab.report.labels import axis_label
 
 # Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).

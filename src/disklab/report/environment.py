@@ -4,7 +4,6 @@ from rich.table import Table
 
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.env.smart import format_amount, smart_changes
-from disklab.store.records import RunRecord
 
 
 def env_table(run_id: int, env: dict) -> Table:
@@ -33,8 +32,3 @@ def smart_tables(run_id: int, smart: dict[str, dict[str, dict]]) -> list[Table]:
         table.caption = "GB = 10^9 bytes"
         tables.append(table)
     return tables
-
-
-def flag_lines(record: RunRecord) -> list[str]:
-    """One line per flagged test: why its figure may not be the disk's."""
-    return [f"⚑ {test.label}: {flag}: {message}" for test in record.tests for flag, message in test.flags]

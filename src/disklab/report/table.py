@@ -46,6 +46,11 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
     return table
 
 
+def flag_lines(record: RunRecord) -> list[str]:
+    """One line per flagged test: why its figure may not be the disk's."""
+    return [f"⚑ {test.label}: {flag}: {message}" for test in record.tests for flag, message in test.flags]
+
+
 def run_results(record: RunRecord) -> list[RenderableType]:
     """Every test as it ran; or, when tests were repeated, one row per planned test with its spread and a warning;
     pgbench runs as their client sweep."""

@@ -7,19 +7,17 @@ from rich.table import Table
 
 from disklab.errors import UserError
 from disklab.plan.build import expand_suite
+from disklab.report.labels import axis_label
 from disklab.report.metrics import REGISTRY
 from disklab.store.records import RunRecord, StoredTest
 from disklab.suite.loader import parse_suite
 from disklab.suite.model import Suite
-from disklab.units import format_size
 
 NOT_AVAILABLE = "n/a"
 _FIELD_HEADINGS = {
     "group": "Test", "bs": "Block size", "rwmixread": "Read share", "iodepth": "Queue depth", "jobs": "Jobs",
     "size": "Data set", "direction": "Direction", "pattern": "Pattern", "sync": "Sync", "nrfiles": "Files",
 }
-_SIZE_FIELDS = ("bs", "size", "filesize", "rate")
-_DURATION_FIELDS = ("runtime", "ramp", "pause", "log_interval")
 
 
 @dataclass(frozen=True)
@@ -127,27 +125,6 @@ def _heading(fields: tuple[str, ...], key: tuple, value: str) -> str:
     if value != "metric":
         parts.append(REGISTRY[value].heading)
     return " ".join(parts) or "result"
-
-
-def axis_label(field: str, value) -> str:
-    """A parameter value as the published tables write it: 4KiB, 4 jobs, 70 % read, QD16."""
-    if value is None:
-        return "all" if field == "size" else "-"
-    if field in _SIZE_FIELDS:
-        return format_size(value)
-    if field in _DURATION_FIELDS:
-        return f"{value:g}s"
-    if field == "jobs":
-        return f"{value} job" if value == 1 else f"{value} jobs"
-    if field == "rwmixread":
-        return f"{value} % read"
-    if field == "iodepth":
-        return f"QD{value}"
-    if field == "clients":
-        return f"{value} client" if value == 1 else f"{value} clients"
-    if field == "nrfiles":
-        return f"{value:,} files" if value != 1 else "1 file"
-    return str(value)
 
 
 def _notes(cells: list[tuple[Cell, ...]], combined: int, mixed: bool) -> tuple[str, ...]:

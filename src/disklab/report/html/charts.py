@@ -12,7 +12,7 @@ from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
 from disklab.report.table import run_label
-from disklab.report.views import axis_label
+from disklab.report.labels import axis_label
 from disklab.store.records import RunRecord, StoredTest
 
 MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart

@@ -11,13 +11,14 @@ from disklab.analysis.compare import compare_runs
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown
-from disklab.report.environment import flag_lines
 from disklab.report.html.charts import ChartSpec, select_charts
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
 from disklab.report.table import (
-    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_label, spread_warning, sweep_cells,
+    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, run_label, spread_warning,
+    sweep_cells,
 )
-from disklab.report.views import axis_label, build_view, cell_text
+from disklab.report.labels import axis_label
+from disklab.report.views import build_view, cell_text
 from disklab.store.records import RunRecord
 
 
