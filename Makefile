@@ -1,21 +1,38 @@
-# The README's two commands: `make demo` installs everything and runs the quick
-# profile on a temporary directory; `make test` runs the whole test suite.
-.PHONY: setup demo test
+# The README's two commands: `make demo` installs fio and disklab (scripts/setup.sh lab) and runs the quick
+# profile on a temporary directory; `make test` also installs what the tests use (PostgreSQL, Chromium ...:
+# scripts/setup.sh tests) and runs the whole test suite.
+.PHONY: setup demo test postgresql man
 
 VENV := .venv
-STAMP := $(VENV)/.installed
+LAB := $(VENV)/.installed-lab
+TESTS := $(VENV)/.installed-tests
+POSTGRESQL := $(VENV)/.installed-postgresql
 
-$(STAMP): pyproject.toml scripts/setup.sh
-	scripts/setup.sh
-	touch $(STAMP)
+$(LAB): pyproject.toml scripts/setup.sh
+	scripts/setup.sh lab
+	touch $@
 
-setup: $(STAMP)
+$(POSTGRESQL): pyproject.toml scripts/setup.sh
+	scripts/setup.sh postgresql
+	touch $@ $(LAB)
 
-demo: $(STAMP)
+$(TESTS): pyproject.toml scripts/setup.sh
+	scripts/setup.sh tests
+	touch $@ $(POSTGRESQL) $(LAB)
+
+setup: $(LAB)
+
+postgresql: $(POSTGRESQL)
+
+demo: $(LAB)
 	@dir=$$(mktemp -d -p /var/tmp disklab-demo.XXXXXX); \
 	$(VENV)/bin/disklab doctor --target "$$dir" && \
 	$(VENV)/bin/disklab run quick --target "$$dir"; status=$$?; \
 	rm -rf "$$dir"; exit $$status
 
-test: $(STAMP)
+test: $(TESTS)
 	$(VENV)/bin/python -m pytest -q
+
+# One man page per command, from the CLI's own help (click-man, a test dependency): man -l docs/man/disklab.1
+man: $(TESTS)
+	$(VENV)/bin/python scripts/man.py docs/man

@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# Install what disklab needs on Debian/Ubuntu: the system tools it drives (from the
-# distribution's packages, only when missing) and disklab itself in .venv.
+# Install what disklab needs on Debian/Ubuntu: the system tools it drives (from the distribution's packages, only
+# when missing) and disklab itself in .venv. What is installed depends on what for:
+#   scripts/setup.sh [lab]       fio and the tools the lab uses; disklab in .venv        (make demo, make setup)
+#   scripts/setup.sh postgresql  the lab, plus PostgreSQL's server and pgbench          (disklab run pgbench)
+#   scripts/setup.sh tests       all of the above, plus what the tests use: Chromium, loop-device and
+#                                network-namespace tools, and pytest & co. in .venv  (make test, make man)
+# --dry-run prints the missing packages and installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+dry_run=false
+[ "${1:-}" = "--dry-run" ] && { dry_run=true; shift; }
+purpose=${1:-lab}
+case $purpose in lab|postgresql|tests) ;; *) echo "usage: scripts/setup.sh [--dry-run] [lab|postgresql|tests]" >&2; exit 2 ;; esac
+
 need_packages=()
 command -v fio >/dev/null || need_packages+=(fio)
-command -v blkid >/dev/null || need_packages+=(util-linux)
-command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)   # device-safety tests
-command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
-command -v smartctl >/dev/null || need_packages+=(smartmontools)
-command -v ip >/dev/null || need_packages+=(iproute2)              # many-hosts tests: network namespaces
-command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
-compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)  # pgbench suite: server + pgbench
+command -v blkid >/dev/null || need_packages+=(util-linux)      # device safety: signatures, holders
+command -v smartctl >/dev/null || need_packages+=(smartmontools) # SMART before and after each run
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
+if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)
+fi
+if [ "$purpose" = tests ]; then
+  command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)  # device-safety tests
+  command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
+  command -v ip >/dev/null || need_packages+=(iproute2)           # many-hosts tests: network namespaces
+  command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
+  command -v groff >/dev/null || need_packages+=(groff-base)      # the man pages' test
+fi
 
+if $dry_run; then
+  echo "missing: ${need_packages[*]}"
+  exit 0
+fi
 if [ ${#need_packages[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -28,4 +47,6 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
   exit 1
 }
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'
+extras=""
+[ "$purpose" = tests ] && extras="[test]"
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"

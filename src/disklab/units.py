@@ -118,12 +118,18 @@ def fio_size(n_bytes: int) -> str:
     return str(n_bytes)
 
 
+_PERCENT = re.compile(r"^\s*(\d{1,6}(?:\.\d{1,6})?)\s*(%?)\s*$", re.ASCII)
+
+
 def parse_percent(text: str) -> float:
-    """'2%', '2 %' or '2': a precision target in percent of the mean."""
-    try:
-        value = float(str(text).strip().removesuffix("%").strip())
-    except ValueError:
-        raise ValueError(f"{text!r} is not a percentage (examples: 2%, 0.5%)") from None
+    """'2%' or '2 %': a percentage above 0 and below 100. A bare '2' is refused: 2 % and a fraction 2 (200 %) are
+    both plausible readings, and a precision read the wrong way runs for hours."""
+    match = _PERCENT.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"{brief(text)} is not a percentage (examples: 2%, 0.5%)")
+    if not match.group(2):
+        raise ValueError(f"{brief(text)} needs its unit: write {match.group(1)}% for {match.group(1)} percent")
+    value = float(match.group(1))
     if not 0 < value < 100:
-        raise ValueError(f"{text!r}: a precision is above 0 % and below 100 %")
+        raise ValueError(f"{brief(text)}: a percentage here is above 0 % and below 100 %")
     return value

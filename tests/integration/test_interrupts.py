@@ -151,6 +151,8 @@ def test_signal_stops_the_run_and_cleans_up(
     assert run["status"] == "interrupted"
     assert run["finished_at"] is not None
     assert_finished_tests_kept(disklab, run["id"], at_least=max(2, stored_before))
+    assert lines[-1] == (f"disklab: interrupted: run {run['id']} stopped after {disklab.count_tests(run['id'])} of "
+                         f"{run['planned_tests']} tests; continue with 'disklab resume {run['id']}'")
     assert left_test_files(bench.target) == []
     # disklab waits for fio before it exits: nothing of this run may be left, not even briefly.
     assert bench.fio() == []

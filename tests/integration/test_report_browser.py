@@ -5,7 +5,10 @@ What the page must draw is derived from the tests the runs stored; what it did d
 
 import json
 import os
+import re
 import shutil
+import struct
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -77,11 +80,14 @@ def test_a_report_of_several_runs_opens_offline_with_every_chart_drawn(tmp_path,
         "quick-random": [sum(p["pattern"] == "random" for p in run) for run in quick],
         "blocksize-iops-1": [len({p["bs"] for p in sweep})],
         "blocksize-mb-per-s-1": [len({p["bs"] for p in sweep})],
-        "latency-run-1": [5] * len(quick[0]),  # p50, p90, p99, p99.9, p99.99 of each single-direction test
-        "latency-run-2": [5] * len(quick[1]),
-        "latency-run-4": [5] * len(logged_points),
         "series-1": list(logged_points.values()),
     }
+    # Percentiles (p50, p90, p99, p99.9, p99.99): a chart per quick test with a line for each of runs 1 and 2; the
+    # block size run's and the logged run's tests, which no other run has, a line per test and direction, on a
+    # chart of their run when they are at most 10.
+    own_lines = [sum(len([m for m in disklab.metrics(test["id"]) if m["clat_p50_ns"] is not None])
+                     for test in disklab.tests(run_id)) for run_id in (3, 4)]
+    percentile_lines = 2 * len(quick[0]) + sum(n for n in own_lines if n <= 10)
     assert expected["blocksize-iops-1"] == [15] and expected["quick-random"] == [4, 4]
     assert all(n >= 2 for n in logged_points.values())
 
@@ -125,7 +131,87 @@ def test_a_report_of_several_runs_opens_offline_with_every_chart_drawn(tmp_path,
 
     assert errors == []
     assert [url for url in requests if not url.startswith("file://")] == []
-    assert {chart: figure["points"] for chart, figure in drawn.items()} == expected
+    latency = {chart: figure["points"] for chart, figure in drawn.items() if chart.startswith("latency")}
+    assert {chart: figure["points"] for chart, figure in drawn.items() if chart not in latency} == expected
+    assert all(points == [5] * len(points) for points in latency.values())
+    assert sum(len(points) for points in latency.values()) == percentile_lines
     assert all(figure["width"] > 300 and figure["height"] > 100 for figure in drawn.values()), "every chart visible"
     assert "MB/s = 10^6" in drawn["blocksize-mb-per-s-1"]["caption"]
     assert screenshot.stat().st_size > 50_000
+
+
+def test_a_report_of_repeated_runs_shows_titles_units_and_error_bars_and_downloads_each_chart(tmp_path, disklab):
+    target = tmp_path / "target"
+    target.mkdir()
+    suite = tmp_path / "logged.toml"
+    suite.write_text(LOGGED)
+    run_ok(disklab, "run", "quick", "--target", str(target), "--size", "32M", "--repeat", "3", *SHORT)
+    run_ok(disklab, "run", str(suite), "--target", str(target), "--repeat", "3")
+    report = tmp_path / "repeats.html"
+    run_ok(disklab, "report", "1", "2", "-o", str(report))
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+
+    with browser_or_skip() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+            errors = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
+                       else route.abort())
+            page.goto(report.as_uri(), wait_until="load")
+            charts = page.evaluate("""() => [...document.querySelectorAll('figure.chart')].map(f => {
+                const svg = f.querySelector('svg'), text = (selector) =>
+                    [...svg.querySelectorAll(selector)].map(t => t.textContent);
+                return {id: f.id, kind: f.dataset.kind, title: text('text.chart-title').join(' '),
+                        svgTitle: svg.querySelector(':scope > title').textContent, notes: text('text.chart-note'),
+                        x: text('text.x-label')[0], y: text('text.y-label')[0], legend: text('g.legend text'),
+                        points: f.querySelectorAll(f.dataset.kind === 'bars' ? 'g[id] > rect' : 'g[id] > use').length,
+                        errorBars: svg.querySelectorAll('g.error-bars .error-bar').length,
+                        bands: svg.querySelectorAll('g.error-bars .error-band').length,
+                        links: [...f.querySelectorAll('a[data-download]')].map(a => a.dataset.download)};
+            })""")
+            ARTIFACTS.mkdir(exist_ok=True)
+            for chart in charts:
+                shot = ARTIFACTS / f"report-repeats-{chart['id']}.png"
+                page.locator(f"#{chart['id']} svg").screenshot(path=str(shot))
+            saved = {}
+            for chart in (charts[0], charts[-1]):  # bars and a line chart
+                for kind in ("svg", "png"):
+                    with page.expect_download() as download:
+                        page.click(f"#{chart['id']} a[data-download={kind}]")
+                    path = downloads / download.value.suggested_filename
+                    download.value.save_as(path)
+                    saved[chart["id"], kind] = path
+            view_boxes = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('figure.chart')]
+                .map(f => [f.id, [f.querySelector('svg').viewBox.baseVal.width,
+                                  f.querySelector('svg').viewBox.baseVal.height]]))""")
+        finally:
+            browser.close()
+
+    assert errors == []
+    assert [c["id"] for c in charts][:2] == ["quick-sequential", "quick-random"] and charts[-1]["id"] == "series-1"
+    units = re.compile(r"IOPS|MB/s|µs|\(%|\(s\)")
+    for chart in charts:
+        assert chart["title"] and chart["title"] == chart["svgTitle"], chart
+        assert units.search(chart["y"]) and chart["x"], chart
+        assert chart["legend"] and chart["links"] == ["svg", "png"], chart
+        if chart["id"].startswith("latency"):  # percentiles are never averaged: the worst of the repeats, said so
+            assert chart["errorBars"] == chart["bands"] == 0 and "worst of n = 3 repeats" in chart["notes"][0]
+        elif chart["kind"] == "bars":  # every bar the mean of 3 repeats, with its interval
+            assert chart["errorBars"] == chart["points"] > 0 and "mean of n = 3 repeats" in chart["notes"][-1], chart
+        else:  # the time series: a band per direction
+            assert chart["bands"] >= 1 and "mean of n = 3 repeats" in chart["notes"][-1], chart
+    for (chart_id, kind), path in saved.items():
+        chart = next(c for c in charts if c["id"] == chart_id)
+        assert path.name == f"{chart_id}.{kind}"
+        if kind == "svg":
+            svg = ET.parse(path).getroot()
+            assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+            assert svg.find("{http://www.w3.org/2000/svg}title").text == chart["title"]
+        else:
+            header = path.read_bytes()[:24]
+            assert header[:8] == b"\x89PNG\r\n\x1a\n"
+            width, height = struct.unpack(">II", header[16:24])
+            assert (width, height) == (round(2 * view_boxes[chart_id][0]), round(2 * view_boxes[chart_id][1]))

@@ -178,7 +178,8 @@ def test_environment_differences_are_warned_about(store):
     assert comparison.env_differences == (
         (), ("kernel: 6.1 -> 6.5", "file system: ext4 -> xfs", "fio engine used: io_uring -> libaio"))
     lines = [item.plain for item in compare_renderables(shown(comparison, False))[1:]]
-    assert any(line.startswith("warning: run 2 ran in another environment than run 1") and "ext4 -> xfs" in line
+    assert any(line.startswith("warning: run 2 (libaio) ran in another environment than run 1 (io_uring)")
+               and "ext4 -> xfs" in line
                for line in lines)
 
 

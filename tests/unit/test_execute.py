@@ -5,8 +5,10 @@ from dataclasses import replace
 import pytest
 
 from disklab.errors import FioError
-from disklab.run.execute import Execution, execute_schedule
-from disklab.run.schedule import FixedSchedule
+from disklab.run.execute import Execution, execute_schedule, stage_of
+from disklab.run.saturate import SaturateSchedule
+from disklab.run.schedule import FixedSchedule, Step
+from disklab.run.steady import SteadySchedule
 from disklab.fio.executor import FioRun
 from disklab.fio.logs import parse_logs
 from disklab.plan.build import build_plan, resolve_engines
@@ -24,7 +26,7 @@ class ReplayExecutor:
         self.logs = logs or {}
         self.jobfiles: list[str] = []
 
-    def run(self, jobfile, on_tick=None):
+    def run(self, jobfile, on_tick=None, on_status=None):
         if len(self.jobfiles) == self.fail_at:
             raise FioError("fio failed (exit 1): replayed failure")
         self.jobfiles.append(jobfile)
@@ -37,11 +39,15 @@ class Recorder:
     def __init__(self):
         self.events = []
 
-    def test_started(self, seq, test):
+    def test_started(self, seq, test, stage=""):
         self.events.append(("start", seq))
+        self.stages = [*getattr(self, "stages", []), stage]
 
     def tick(self):
         self.events.append(("tick",))
+
+    def live(self, figures):
+        self.events.append(("live", figures.phase))
 
     def test_finished(self, seq, test, job):
         self.events.append(("done", seq))
@@ -96,3 +102,20 @@ def test_the_logs_of_a_test_with_log_interval_are_stored_as_series(tmp_path):
     assert "log_avg_msec=1000" in executor.jobfiles[0] and "log_avg_msec" not in executor.jobfiles[1]
     assert stored[0].series == parse_logs(fixture_logs(), 1000)
     assert stored[1].series == ()
+
+
+def test_the_stage_says_where_a_step_stands_in_its_schedule():
+    steady = build_plan(load_suite("steady"))
+    schedule = SteadySchedule(steady)
+    first_round = Step(schedule.workload, 3, steady.tests[schedule.workload])
+    assert stage_of(schedule, first_round, 5) == (
+        f"steady-state round 3 of at most {steady.suite.rounds.criteria.max_rounds}")
+    if schedule.preconditioning:
+        index = schedule.preconditioning[0]
+        assert stage_of(schedule, Step(index, 1, steady.tests[index]), 0) == "preconditioning"
+    saturate = build_plan(load_suite("saturate"))
+    step = SaturateSchedule(saturate, saturate.suite.saturation).next_step([])
+    assert stage_of(SaturateSchedule(saturate, saturate.suite.saturation), step, 0) == "saturation step 1"
+    quick = build_plan(load_suite("quick"))
+    repeated = FixedSchedule(quick, repeat=2)
+    assert [stage_of(repeated, s, i) for i, s in enumerate(repeated.steps)][::8] == ["", "repeat 2"]

@@ -1,14 +1,18 @@
 """The HTML report: its model and charts from runs replayed from real captured fio output, and the page itself."""
 
+import math
 import re
 from dataclasses import replace
 
+import pytest
 from click.testing import CliRunner
 
+from disklab.analysis.compare import compare_runs
 from disklab.cli.main import cli
+from disklab.report.compare import compare_renderables, shown
 from disklab.run.execute import Execution, execute_schedule
 from disklab.plan.build import build_plan, resolve_engines
-from disklab.report.html.charts import select_charts
+from disklab.report.html.charts import LOG_RATIO, SeriesSpec, log_scale, select_charts
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.run.schedule import FixedSchedule
@@ -86,9 +90,11 @@ def test_two_quick_runs_share_grouped_bars_one_series_per_run(tmp_path):
     write_mb = captured_total(FIXTURE_FOR["write"], "bw_bytes") / 1e6
     assert random.series[0].points[0] == (0.0, read_iops)
     assert sequential.series[1].points[1] == (1.0, write_mb)
-    assert "MB/s = 10^6" in sequential.caption
-    assert {"latency-run-1", "latency-run-2"} <= set(charts)
-    assert len(charts["latency-run-1"].series) == 8
+    assert "MB/s = 10^6" in sequential.caption and sequential.y_label == "MB/s (10^6 bytes/s)"
+    # Each test's percentiles: the two runs overlaid on one chart, every chart on one latency range.
+    latency = [chart for chart in charts.values() if chart.id.startswith("latency")]
+    assert len(latency) == 8 and all([s.name for s in chart.series] == ["run 1", "run 2"] for chart in latency)
+    assert len({chart.y_range for chart in latency}) == 1
     assert not any(chart_id.startswith(("blocksize", "read-share", "series")) for chart_id in charts)
 
 
@@ -101,7 +107,9 @@ def test_a_block_size_sweep_is_one_line_per_run_over_a_log2_axis(tmp_path):
     total_iops = captured_total(MIXED, "iops")
     assert iops.series[0].points == ((4096, total_iops), (65536, total_iops), (1048576, total_iops))
     assert mb.series[1].points[2] == (1048576, captured_total(MIXED, "bw_bytes") / 1e6)
-    assert "read + write" in iops.caption and iops.y_label == "IOPS" and mb.y_label == "MB/s"
+    assert "read + write" in iops.caption and iops.y_label == "IOPS" and mb.y_label == "MB/s (10^6 bytes/s)"
+    assert not iops.y_log, "equal figures need no log axis"
+    assert all(spread is None for s in iops.series for spread in s.spreads), "single runs: no error bars"
 
 
 def test_a_read_share_sweep_is_one_line_per_queue_depth(tmp_path):
@@ -133,9 +141,15 @@ def test_repeated_tests_are_plotted_as_their_mean(tmp_path):
         record = store.get_run(run_id)
     charts = charts_by_id([record])
     assert [y for _, y in charts["quick-random"].series[0].points] == [2000.0] * 4
-    assert "worst of the repeats" in charts["latency-run-1"].caption
+    # The interval the tables print: mean 2000, n = 2, t(1) = 12.706 times the standard error of 1000.
+    assert {(s.n, s.mean, round(s.ci95_half_width)) for s in charts["quick-random"].series[0].spreads} == {
+        (2, 2000.0, 12706)}
+    assert "worst of the repeats" in charts["latency-1"].caption
+    assert "the worst of n = 2 repeats" in charts["latency-1"].note, "said inside the chart, which has no error bars"
     html = render_html(build_report([record], "2026-01-01T00:00:00+00:00"))
-    assert "every planned test" in html and "+/-" in html
+    assert "every planned test" in html and "+/-" in html and "635.3 %" in html  # the table's interval ...
+    assert "± 12,706 (635.3 %, 95 % interval, mean of n = 2)" in html  # ... is the error bar's
+    assert html.count('class="error-bar"') == 8 and "mean of n = 2 repeats" in html
 
 
 def test_the_page_is_self_contained_with_a_figure_per_chart_and_countable_series(tmp_path):
@@ -143,9 +157,11 @@ def test_the_page_is_self_contained_with_a_figure_per_chart_and_countable_series
     model = build_report(runs, "2026-01-01T00:00:00+00:00")
     html = render_html(model)
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html), "nothing loaded from the network"
-    assert "<link" not in html and "<script" not in html
+    assert "<link" not in html and html.count("<script>") == 1, "one inline script: the downloads"
     figures = re.findall(r'<figure class="chart" id="([^"]+)"', html)
     assert figures == [chart.id for chart in model.charts] and len(figures) == 6
+    for figure in figures:
+        assert re.findall(rf'data-download="(\w+)" data-chart="{figure}"', html) == ["svg", "png"]
     for chart in model.charts:
         for i, series in enumerate(chart.series):
             group = f'id="{chart.id}-series-{i}"'
@@ -167,7 +183,7 @@ def test_user_text_is_escaped(tmp_path):
         record = store.get_run(run_id)
     record = replace(record, info=replace(record.info, target='/mnt/"x"<y>'))
     html = render_html(build_report([record], "now"))
-    assert "<script>" not in html and "<b>bold</b>" not in html and '/mnt/"x"<y>' not in html
+    assert "<script>alert" not in html and "<b>bold</b>" not in html and '/mnt/"x"<y>' not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; read" in html  # in the tables and in the latency chart's legend
     assert "/mnt/&#34;x&#34;&lt;y&gt;" in html
@@ -216,3 +232,49 @@ def test_runs_without_a_test_in_common_stay_out_of_the_compare_table(tmp_path):
     comparison = build_report(runs, generated_at="now").comparison
     assert comparison.headings == ("Test", "Dir", "Metric", "run 1", "run 3", "ratio", "verdict")
     assert build_report(runs[:2], generated_at="now").comparison is None
+
+
+def test_percentiles_sit_on_a_log_scale_of_one_minus_p_with_each_run_a_line(tmp_path):
+    runs = records(tmp_path, QUICK, BLOCKSIZE, QUICK)
+    latency = [chart for chart in select_charts(runs) if chart.id.startswith("latency")]
+    chart = latency[0]
+    assert [label for _, label in chart.x_ticks] == ["50", "90", "99", "99.9", "99.99"]
+    assert [x for x, _ in chart.x_ticks] == pytest.approx([-math.log10(0.5), 1, 2, 3, 4])
+    assert chart.y_log and "µs" in chart.y_label and "percentile (%)" in chart.x_label
+    assert [s.name for s in chart.series] == ["run 1", "run 3"] and chart.title.endswith(runs[0].tests[0].label)
+    # the block size run's tests, which no other run has, share a chart of that run
+    (own,) = [c for c in latency if c.title.endswith("run 2")]
+    assert len(own.series) == 6 and {s.name.split(" · ")[1] for s in own.series} == {"read", "write"}
+    values = [y for c in latency for s in c.series for _, y in s.points]
+    assert {c.y_range for c in latency} == {(min(values), max(values))}
+
+
+def test_figures_spanning_more_than_a_decade_get_a_log_axis():
+    assert not log_scale([SeriesSpec("a", ((0, 100.0), (1, 100.0 * LOG_RATIO * 0.99)))])
+    assert log_scale([SeriesSpec("a", ((0, 100.0),)), SeriesSpec("b", ((0, 100.0 * LOG_RATIO),))])
+    assert not log_scale([SeriesSpec("a", ((0, 0.0), (1, 5.0)))]), "zero has no place on a log axis"
+
+
+def test_comparison_verdicts_are_coloured_and_still_written(tmp_path):
+    plan = build_plan(load_suite("quick"))
+    with Store(tmp_path / "r.db") as store:
+        ids = []
+        for figures in ((1000.0, 1000.0), (3000.0, 300.0)):  # the second run: the first test better, the other worse
+            run_id = store.create_run(new_run())
+            for plan_index, (test, iops) in enumerate(zip(plan.tests, figures)):
+                store.add_test(run_id, plan_index, test.label, test.params(), "", "{}", "", "2026-01-01T00:00:00+00:00",
+                               job(iops), plan_index=plan_index)
+            ids.append(run_id)
+        runs = [store.get_run(run_id) for run_id in ids]
+    html = render_html(build_report(runs, "now"))
+    cells = re.findall(r'<td class="figure verdict-([\w-]+)">([^<]*)</td>', html)
+    assert {("better", "better"), ("better", "3.00x"), ("worse", "worse"), ("worse", "0.30x")} <= set(cells)
+    # the class only repeats what the cell's own words, or its row's verdict, say
+    verdicts = [(style, text) for style, text in cells if not text.endswith("x")]
+    assert verdicts and all(style == text.replace(" ", "-") for style, text in verdicts)
+    assert "td.verdict-better" in html and "td.verdict-worse" in html
+    # the terminal's compare table colours the same cells: a run's ratio and its verdict
+    table = compare_renderables(shown(compare_runs(runs), only_changed=False))[0]
+    ratio, verdict = (table.columns[i]._cells for i in (5, 6))
+    styles = {(v.plain, r.style, v.style) for r, v in zip(ratio, verdict)}
+    assert {("better", "green", "green"), ("worse", "red", "red")} <= styles

@@ -47,7 +47,8 @@ def test_a_step_is_stored_as_a_transaction_direction_and_shown_as_a_sweep_row(tm
     assert (row.clients, row.tps, row.failed, row.initial_connection_ms) == (4, 1322.213622, 0, 11.030)
     assert row.tps_including_connections == result.summary.tps_including_connections
     assert row.latency_p50_ms == metrics.clat_percentiles_ns["p50"] / 1e6
-    assert to_csv(record).splitlines()[0].startswith("seq,test,clients,threads,tps,tps_including_connections")
+    assert to_csv(record).splitlines()[0].startswith("run_id,run_name,seq,test,clients,threads,tps,tps_including_")
+    assert to_csv(record).splitlines()[1].startswith(f"{record.info.id},,")
     assert "| 4 | 1,322.2 | " in to_markdown(record)
     assert json.loads(to_json(record))["sweep"][0]["clients"] == 4
 

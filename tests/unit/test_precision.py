@@ -107,12 +107,12 @@ def test_the_headline_counts_read_and_write():
     assert headline_value("mb_per_s", job(1000, 500)) == pytest.approx(1500 * 4096 / 1e6)
 
 
-@pytest.mark.parametrize("text, value", [("2%", 2.0), ("0.5 %", 0.5), ("5", 5.0)])
+@pytest.mark.parametrize("text, value", [("2%", 2.0), ("0.5 %", 0.5), (" 5% ", 5.0)])
 def test_precision_is_read_as_a_percentage(text, value):
     assert parse_percent(text) == value
 
 
-@pytest.mark.parametrize("text", ["0%", "100%", "two", "-1%"])
+@pytest.mark.parametrize("text", ["0%", "100%", "two", "-1%", "5", "nan%", "1e1%"])
 def test_a_precision_out_of_range_is_refused(text):
     with pytest.raises(ValueError):
         parse_percent(text)

@@ -34,3 +34,31 @@ def test_eta_starts_from_the_plan_and_learns_the_pace(monkeypatch):
     progress.test_started(1, plan.tests[1])
     assert progress.remaining() == 3 * per_test * 2
     assert "[2/4] g iodepth=2" in output.getvalue()  # not a terminal: one line per test
+
+
+def test_a_terminal_shows_the_phase_and_fio_s_figures_under_the_bar():
+    from disklab.fio.status import LiveFigures
+
+    plan = build_plan(parse_suite(SUITE, "p.toml", "p.toml"))
+    output = io.StringIO()
+    with RunProgress(plan, Console(file=output, width=120, force_terminal=True), layout_bytes=0) as progress:
+        progress.test_started(0, plan.tests[0], "repeat 2")
+        progress.live(LiveFigures("ramp", 1234.4, 5.06e6, None))
+        assert progress.figures_line == "  ramp (not measured): 1,234 IOPS · 5.1 MB/s"
+        progress.live(LiveFigures("measuring", 19203.2, 78.6e6, 207819.7))
+        assert progress.figures_line == "  measuring: 19,203 IOPS · 78.6 MB/s · lat 207.8 us"
+        progress.bar.refresh()
+    assert "g iodepth=1 · repeat 2" in output.getvalue()
+    assert "measuring: 19,203 IOPS" in output.getvalue()
+
+
+def test_elsewhere_live_figures_print_nothing():
+    from disklab.fio.status import LiveFigures
+
+    plan = build_plan(parse_suite(SUITE, "p.toml", "p.toml"))
+    output = io.StringIO()
+    progress = RunProgress(plan, Console(file=output, width=200), layout_bytes=0)
+    progress.test_started(0, plan.tests[0])
+    before = output.getvalue()
+    progress.live(LiveFigures("measuring", 19203.2, 78.6e6, 207819.7))
+    assert output.getvalue() == before  # one line per test when stderr is not a terminal

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 
+from disklab.analysis.stats import summarize
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.report.rows import summary_rows
 from disklab.report.table import run_results, spread_warning
@@ -50,7 +51,7 @@ def test_a_run_without_repeats_looks_as_before(tmp_path):
     assert [c.header for c in table.columns] == ["Test", "Dir", "MB/s", "IOPS", "Mean lat µs", "p50 µs", "p99 µs",
                                                  "p99.9 µs"]
     assert "+/-" not in to_markdown(record)
-    assert to_csv(record).splitlines()[0].startswith("seq,test,direction,pattern")
+    assert to_csv(record).splitlines()[0].startswith("run_id,run_name,seq,planned_test,attempt,host,test,direction")
 
 
 def test_the_terminal_shows_the_interval_and_names_the_wide_test(tmp_path):
@@ -60,16 +61,19 @@ def test_the_terminal_shows_the_interval_and_names_the_wide_test(tmp_path):
     assert warning.plain.endswith(": noisy; use --precision or more --repeat")
 
 
-def test_markdown_and_csv_carry_the_summary(tmp_path):
+def test_markdown_carries_the_summary_and_csv_every_repeat_in_one_table(tmp_path):
     record = stored(tmp_path, {"tight": TIGHT, "noisy": NOISY})
     markdown = to_markdown(record)
     assert "| noisy | read | 5 | 194.0 | 23.1 % ! | 47,360 | 23.1 % ! |" in markdown
     assert "**spread too wide to trust" in markdown
-    summary, tests = to_csv(record).split("\n\n")
-    rows = list(csv.DictReader(io.StringIO(summary)))
-    assert [(r["test"], r["n"], r["too_wide"]) for r in rows] == [("tight", "5", "False"), ("noisy", "5", "True")]
-    assert round(float(rows[1]["iops_ci95_percent"]), 1) == 23.1
-    assert len(list(csv.DictReader(io.StringIO(tests)))) == 10, "every test as well"
+    text = to_csv(record)
+    assert "\n\n" not in text, "one table: a second one would break pandas.read_csv"
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 10, "every repeat its own row"
+    noisy = [float(r["iops"]) for r in rows if r["test"] == "noisy"]
+    assert [int(r["attempt"]) for r in rows if r["test"] == "noisy"] == [1, 2, 3, 4, 5]
+    assert {r["planned_test"] for r in rows if r["test"] == "noisy"} == {"2"}
+    assert noisy == NOISY and summarize(noisy).mean == 47_360, "the summary is derived from the rows alone"
 
 
 def test_json_keeps_every_test_and_adds_each_planned_tests_summary(tmp_path):

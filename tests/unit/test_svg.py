@@ -3,9 +3,11 @@
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 
+from disklab.analysis.stats import Summary, summarize
 from disklab.report.html.charts import ChartSpec, SeriesSpec
 from disklab.report.html.svg import PALETTE, render_svg
 
@@ -35,7 +37,9 @@ def markers(svg: ET.Element, spec: ChartSpec, i: int) -> list[tuple[float, float
 
 
 def value(label: str) -> float:
-    return float(label.replace(",", ""))
+    """A tick label's number: 1,234 and the short forms of log axes, 2k, 10M."""
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(label[-1], 1)
+    return float(label.rstrip("kMG").replace(",", "")) * scale
 
 
 def position_of(y_ticks: list[tuple[float, str]], v: float, log: bool = False) -> float:
@@ -188,3 +192,117 @@ def test_odd_data_still_draws_a_sensible_axis(series, kind, options):
     drawn = "rect" if kind == "bars" else "use"
     for i, points in enumerate(finite):
         assert len(svg.findall(f".//svg:g[@id='c-series-{i}']/svg:{drawn}", NS)) == len(points)
+
+
+def repeats(*values: float) -> Summary:
+    return summarize(values)
+
+
+def error_bars(svg: ET.Element) -> list[tuple[float, float]]:
+    """(top, bottom) page y of each error bar: the ends of its vertical stroke."""
+    ends = []
+    for bar in svg.findall(".//svg:g[@class='error-bars']/svg:path[@class='error-bar']", NS):
+        ys = [float(y) for y in re.findall(r"[MH ](?:[\d.]+),([\d.]+)", bar.get("d"))]
+        ends.append((min(ys), max(ys)))
+    return ends
+
+
+def test_the_title_axis_names_and_units_are_inside_the_svg():
+    spec = chart(series=[SeriesSpec("run 1", ((1, 2.0),))], y_label="MB/s (10^6 bytes/s)", x_label="block size")
+    spec = replace(spec, title="IOPS over block size · random read · QD1 · 1 job")
+    svg = parse(spec)
+    assert svg.find("svg:title", NS).text == spec.title  # the accessible name, and a copied chart's tooltip
+    assert [t.text for t in svg.findall("svg:text[@class='chart-title']", NS)] == [spec.title]
+    assert svg.find("svg:text[@class='y-label']", NS).text == "MB/s (10^6 bytes/s)"
+    assert svg.find("svg:text[@class='x-label']", NS).text == "block size"
+    assert [t.text for t in svg.findall(".//svg:g[@class='legend']/svg:text", NS)] == ["run 1"]
+    title_y = float(svg.find("svg:text[@class='chart-title']", NS).get("y"))
+    assert all(title_y < y for y, _ in ticks(svg, "y")), "the title sits above the plot"
+
+
+def test_a_long_title_wraps_inside_the_chart():
+    title = " · ".join(["Completion latency percentiles", *(f"long test label number {i}" for i in range(8))])
+    svg = parse(replace(chart(series=[SeriesSpec("a", ((1, 2.0),))]), title=title))
+    lines = [t.text for t in svg.findall("svg:text[@class='chart-title']", NS)]
+    assert len(lines) > 1 and " ".join(lines) == title
+    width = float(svg.get("viewBox").split()[2])
+    assert all(len(line) * 0.68 * 13 <= width - 16 for line in lines)
+
+
+def test_means_of_repeats_get_their_95_percent_interval_as_error_bars_and_n_is_stated():
+    spreads = (repeats(90, 100, 110), None, repeats(280, 300, 320))
+    spec = chart(series=[SeriesSpec("a", ((0, 100.0), (1, 200.0), (2, 300.0)), spreads)])
+    svg = parse(spec)
+    bars = error_bars(svg)
+    assert len(bars) == 2, "a bar for each mean of n > 1, none for the single figure"
+    y_ticks = sorted(ticks(svg, "y"), key=lambda t: value(t[1]))
+    for (top, bottom), spread in zip(bars, (spreads[0], spreads[2])):
+        assert top == pytest.approx(position_of(y_ticks, spread.mean + spread.ci95_half_width), abs=0.2)
+        assert bottom == pytest.approx(position_of(y_ticks, spread.mean - spread.ci95_half_width), abs=0.2)
+    (note,) = [t.text for t in svg.findall("svg:text[@class='chart-note']", NS)]
+    assert "n = 3" in note and "95 % confidence interval" in note
+    tooltips = [t.text for t in svg.findall(".//svg:g[@id='c-series-0']/svg:use/svg:title", NS)]
+    assert "a · 0: 100 ± 24.8 (24.8 %, 95 % interval, mean of n = 3)" == tooltips[0] and "±" not in tooltips[1]
+
+
+@pytest.mark.parametrize("kind, options", [("line", {}), ("line", {"y_log": True}), ("line", {"bands": True}),
+                                            ("bars", {"x_ticks": ((0, "A"), (1, "B"))})])
+def test_single_figures_have_no_error_bars_and_no_note(kind, options):
+    single = (repeats(100.0), None)  # n = 1: no interval to draw
+    svg = parse(chart(kind, [SeriesSpec("a", ((0, 100.0), (1, 50.0)), single)], **options))
+    assert svg.findall(".//svg:g[@class='error-bars']", NS) == []
+    assert svg.findall("svg:text[@class='chart-note']", NS) == []
+
+
+def test_bars_carry_error_bars_with_their_value_above_them():
+    spread = repeats(900, 1000, 1100)
+    spec = chart("bars", [SeriesSpec("a", ((0, 1000.0), (1, 400.0)), (spread, None))], x_ticks=((0, "A"), (1, "B")))
+    svg = parse(spec)
+    ((top, _),) = error_bars(svg)
+    labels = svg.findall(".//svg:g[@class='bar-labels']/svg:text", NS)
+    assert float(labels[0].get("y")) < top, "the value is written above the error bar, not through it"
+    y_ticks = sorted(ticks(svg, "y"), key=lambda t: value(t[1]))
+    assert value(y_ticks[-1][1]) >= spread.mean + spread.ci95_half_width
+
+
+def test_a_time_series_of_repeats_draws_its_interval_as_a_band():
+    points = tuple((t, 100.0 + t) for t in range(1, 31))
+    spreads = tuple(repeats(95 + t, 100 + t, 105 + t) for t in range(1, 31))
+    svg = parse(chart(series=[SeriesSpec("read", points, spreads)], bands=True))
+    (band,) = svg.findall(".//svg:g[@class='error-bars']/svg:path[@class='error-band']", NS)
+    assert band.get("d").startswith("M") and band.get("d").endswith("Z") and error_bars(svg) == []
+    assert "shaded band" in svg.find("svg:text[@class='chart-note']", NS).text
+
+
+def test_a_log_axis_spanning_decades_is_labelled_1_10_100_1k_10k():
+    spec = chart(series=[SeriesSpec("a", ((0, 3.0), (1, 250_000.0)))], y_log=True)
+    assert [label for _, label in ticks(parse(spec), "y")] == ["1", "10", "100", "1k", "10k", "100k", "1M"]
+    minor = parse(spec).findall("svg:g[@stroke='#f3f3f3']/svg:line", NS)
+    assert len(minor) == 6 * 8, "faint lines at 2 .. 9 times each of the six decades' powers"
+    narrow = chart(series=[SeriesSpec("a", ((0, 800.0), (1, 4500.0)))], y_log=True)
+    assert [label for _, label in ticks(parse(narrow), "y")] == ["500", "1k", "2k", "5k"]
+    assert parse(narrow).findall("svg:g[@stroke='#f3f3f3']/svg:line", NS) == [], "2 and 5 are labelled already"
+
+
+def test_charts_given_one_range_share_their_y_axis():
+    low = chart(series=[SeriesSpec("a", ((0, 20.0), (1, 80.0)))], y_log=True, y_range=(5.0, 40_000.0))
+    high = chart(series=[SeriesSpec("a", ((0, 900.0), (1, 40_000.0)))], y_log=True, y_range=(5.0, 40_000.0))
+    assert ticks(parse(low), "y") == ticks(parse(high), "y")
+
+
+@pytest.mark.parametrize("end", [7, 37, 95, 600, 3600])
+def test_time_ticks_step_by_1_2_or_5_times_a_power_of_ten(end):
+    labels = [value(label) for _, label in ticks(parse(chart(series=[SeriesSpec("r", ((1, 5.0), (end, 6.0)))])), "x")]
+    steps = {b - a for a, b in zip(labels, labels[1:])}
+    assert len(steps) == 1 and is_nice(steps.pop()) and labels[0] == 0 and 3 <= len(labels) <= 9
+
+
+def test_an_interval_wider_than_its_mean_stops_at_zero():
+    wide = repeats(100, 5000, 900)  # IOPS cannot be negative, though mean - interval is
+    assert wide.mean - wide.ci95_half_width < 0
+    for kind, options in (("line", {}), ("bars", {"x_ticks": ((0, "A"),)})):
+        svg = parse(chart(kind, [SeriesSpec("a", ((0, wide.mean),), (wide,))], **options))
+        y_ticks = sorted(ticks(svg, "y"), key=lambda t: value(t[1]))
+        assert value(y_ticks[0][1]) == 0, "the axis starts at zero"
+        ((_, bottom),) = error_bars(svg)
+        assert bottom == pytest.approx(y_ticks[0][0])

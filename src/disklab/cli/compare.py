@@ -5,9 +5,10 @@ import click
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
 from disklab.cli.common import converter, open_store, stdout_console, write_output
+from disklab.cli.completion import complete_run
 from disklab.errors import UserError
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
-from disklab.report.table import run_label
+from disklab.report.labels import run_labels
 from disklab.units import parse_percent
 
 
@@ -15,11 +16,12 @@ def parse_tolerance(text: str) -> float:
     try:
         return parse_percent(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a tolerance: a percentage above 0 and below 100, e.g. 10%") from None
+        raise ValueError(f"{text!r} is not a tolerance: a percentage above 0 and below 100, with its unit, "
+                         "e.g. 10%") from None
 
 
 @click.command()
-@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, shell_complete=complete_run)
 @click.option("--baseline", "-b", metavar="RUN",
               help="The run the others are judged against (default: the first RUN; added when not among them).")
 @click.option("--only-changed", is_flag=True,
@@ -49,7 +51,7 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, out
         records = [store.get_run(i) for i in ids]
     comparison = compare_runs(records, tolerance)
     if not comparison.rows and comparison.refused:
-        labels = [run_label(info) for info in comparison.runs]
+        labels = run_labels(comparison.runs)
         part = next((r for r in comparison.refused if r.part_of), comparison.refused[0])
         raise UserError(f"runs {', '.join(map(str, ids))}: nothing to compare; "
                         + refusal_text(part, labels).removeprefix("not compared, "))

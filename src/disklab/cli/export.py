@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.common import stderr_console
+from disklab.cli.completion import complete_suite
 from disklab.cli.options import plan_options
 from disklab.run.prepare import plan_for_target, plan_remarks
 from disklab.errors import FioError, UserError
@@ -26,7 +27,7 @@ ASSUMED_LOGICAL_BLOCK_SIZE = 512
 
 
 @click.command()
-@click.argument("suite")
+@click.argument("suite", shell_complete=complete_suite)
 @click.option("--fio", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the job files to (made if missing).")
 @click.option("--target", "-t", help="Fit the tests to this target; without it the files use ${DISKLAB_TARGET}.")

@@ -4,13 +4,15 @@ from pathlib import Path
 
 import click
 
-from disklab.cli.common import open_store, stderr_console
+from disklab.cli.common import converter, open_store, stderr_console
 from disklab.imports.fio_output import read_fio_json, store_import
+from disklab.store.names import run_name
 
 
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--name", help="A name for the run, shown beside its number (e.g. \"old array\").")
+@click.option("--name", callback=converter(run_name),
+              help="A name for the run, shown beside its number (e.g. \"old array\").")
 @click.pass_context
 def import_run(ctx, files, name):
     """Store fio's JSON output (json or json+, any fio version, plain or client/server mode) in FILES as runs, one per file."""

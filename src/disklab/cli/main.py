@@ -29,8 +29,8 @@ class DisklabGroup(click.Group):
         except DisklabError as exc:
             _report(ctx, f"disklab: error: {exc}")
             ctx.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            _report(ctx, "disklab: interrupted")
+        except KeyboardInterrupt as exc:  # a run's carries its id and the command that continues it
+            _report(ctx, f"disklab: interrupted: {exc}" if str(exc) else "disklab: interrupted")
             ctx.exit(EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.Abort, click.exceptions.NoArgsIsHelpError):
             raise
@@ -59,10 +59,22 @@ def _report(ctx: click.Context, line: str) -> None:
 
 def _report_usage(ctx: click.Context, exc: click.ClickException) -> None:
     """click's usage errors as one line too, naming the help to read, with click's exit code (2)."""
-    where = getattr(exc, "ctx", None) or ctx
+    where = getattr(exc, "ctx", None) or _innermost_context(exc) or ctx
     hint = f" (see '{where.command_path} --help')" if isinstance(exc, click.UsageError) else ""
     _report(ctx, f"disklab: error: {exc.format_message()}{hint}")
     ctx.exit(exc.exit_code)
+
+
+def _innermost_context(exc: BaseException) -> click.Context | None:
+    """click raises some usage errors (an option missing its value) without the context of the command whose
+    arguments it was parsing; that context is the `ctx` of the innermost click frame the error passed through."""
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        candidate = tb.tb_frame.f_locals.get("ctx")
+        if isinstance(candidate, click.Context):
+            found = candidate
+        tb = tb.tb_next
+    return found
 
 
 @click.group(cls=DisklabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,8 +97,10 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
 # for what `disklab report` or `disklab capacity` import.
 _COMMANDS = {
     "capacity": ("disklab.cli.capacity", "capacity"), "compare": ("disklab.cli.compare", "compare"),
+    "delete": ("disklab.cli.curate", "delete"),
     "doctor": ("disklab.cli.doctor", "doctor"), "export": ("disklab.cli.export", "export"),
     "hosts": ("disklab.cli.hosts", "hosts"), "import": ("disklab.cli.importer", "import_run"),
+    "rename": ("disklab.cli.curate", "rename"),
     "report": ("disklab.cli.report", "report"), "resume": ("disklab.cli.run", "resume"),
     "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.runs", "runs"), "show": ("disklab.cli.show", "show"),
     "suites": ("disklab.cli.suites", "suites"),

@@ -1,10 +1,12 @@
-"""Progress while a run goes on: a live bar with an ETA on a terminal, one line per test elsewhere."""
+"""Progress while a run goes on: on a terminal a live bar with an ETA and, under it, the phase and fio's figures of
+the second just past; one line per test elsewhere."""
 
 import time
 
 from rich.console import Console
 
 from disklab.fio.parse import JobResult
+from disklab.fio.status import LiveFigures
 from disklab.plan.build import Plan, estimate_test_seconds
 from disklab.suite.model import TestSpec
 from disklab.units import format_duration
@@ -25,14 +27,24 @@ class RunProgress:
         self.done_actual_s = 0.0  # what they really took
         self.current_estimate = 0.0
         self.test_started_at = time.monotonic()
-        self.live = console.is_terminal
-        self.bar = self._bar(console) if self.live else None
+        self.on_terminal = console.is_terminal
+        self.figures_line = ""
+        self.bar = self._bar(console) if self.on_terminal else None
 
     def _bar(self, console: Console):
-        """A terminal's live bar; rich's progress machinery loads only for one."""
+        """A terminal's live bar, with the line of live figures under it; rich's progress machinery loads only for
+        one."""
         from rich.progress import BarColumn, Progress, TextColumn
+        from rich.text import Text
 
-        bar = Progress(
+        display = self
+
+        class BarAndFigures(Progress):
+            def get_renderables(self):
+                yield self.make_tasks_table(self.tasks)
+                yield Text(display.figures_line, style="cyan")
+
+        bar = BarAndFigures(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
             TextColumn("ETA {task.fields[eta]}"), console=console, transient=True,
         )
@@ -40,26 +52,34 @@ class RunProgress:
         return bar
 
     def __enter__(self) -> "RunProgress":
-        if self.live:
+        if self.on_terminal:
             self.bar.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.live:
+        if self.on_terminal:
             self.bar.stop()
 
-    def test_started(self, seq: int, test: TestSpec) -> None:
+    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
         self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
         self.test_started_at = time.monotonic()
         self.steps = max(self.steps, seq + 1)  # adaptive schedules may run more steps than they expected
-        if self.live:
-            self.bar.update(self.task, description=test.label, count=f"{seq + 1}/{self.steps}")
+        title = f"{test.label} · {stage}" if stage else test.label
+        if self.on_terminal:
+            self.figures_line = "  starting fio"
+            self.bar.update(self.task, description=title, count=f"{seq + 1}/{self.steps}")
         else:
-            self.console.print(f"[{seq + 1}/{self.steps}] {test.label} (ETA {format_duration(self.remaining())})")
+            self.console.print(f"[{seq + 1}/{self.steps}] {title} (ETA {format_duration(self.remaining())})",
+                               markup=False, highlight=False)
+        self.tick()
+
+    def live(self, figures: LiveFigures) -> None:
+        """fio's figures of the second just past, under the bar; not printed elsewhere (one line per test)."""
+        self.figures_line = figures_line(figures)
         self.tick()
 
     def tick(self) -> None:
-        if self.live:
+        if self.on_terminal:
             elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
             self.bar.update(self.task, completed=self.done_s + elapsed, eta=format_duration(self.remaining()))
 
@@ -67,6 +87,7 @@ class RunProgress:
         self.done_s += self.current_estimate
         self.done_actual_s += time.monotonic() - self.test_started_at
         self.current_estimate = 0.0
+        self.figures_line = ""
         summary = ", ".join(f"{m.direction} {m.iops:,.0f} IOPS {m.bw_bytes_per_s / 1e6:,.1f} MB/s" for m in job.directions)
         self.console.print(f"  done: {test.label}: {summary}")
 
@@ -75,3 +96,50 @@ class RunProgress:
         elapsed = min(time.monotonic() - self.test_started_at, self.current_estimate)
         pace = self.done_actual_s / self.done_s if self.done_s else 1.0
         return max(self.total - self.done_s - elapsed, 0.0) * pace
+
+
+_PHASES = {"pause": "pause (idle before the test)", "starting": "starting (fio sets up; lays out files)",
+           "ramp": "ramp (not measured)", "measuring": "measuring"}
+
+
+def figures_line(figures: LiveFigures) -> str:
+    """'  measuring: 5,606 IOPS · 23.0 MB/s · lat 177.4 us' (MB/s of 10^6 bytes, fio's mean total latency)."""
+    line = f"  {_PHASES.get(figures.phase, figures.phase)}"
+    if figures.iops is None:
+        return line
+    line += f": {figures.iops:,.0f} IOPS · {figures.bw_bytes_per_s / 1e6:,.1f} MB/s"
+    if figures.lat_mean_ns is not None:
+        line += f" · lat {format_latency(figures.lat_mean_ns)}"
+    return line
+
+
+def format_latency(ns: float) -> str:
+    if ns >= 1e6:
+        return f"{ns / 1e6:,.2f} ms"
+    return f"{ns / 1e3:,.1f} us" if ns >= 1e3 else f"{ns:,.0f} ns"
+
+
+class QuietProgress:
+    """run --quiet: a listener that shows nothing."""
+
+    def __enter__(self) -> "QuietProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def live(self, figures: LiveFigures) -> None:
+        pass
+
+    def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None:
+        pass
+
+
+def quiet_progress(plan: Plan, layout_bytes: int, steps: int, done_steps: int) -> QuietProgress:
+    return QuietProgress()

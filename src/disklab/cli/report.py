@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.common import open_store, write_output
+from disklab.cli.completion import complete_run
 from disklab.errors import UserError
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
@@ -12,7 +13,7 @@ from disklab.store.db import now_iso
 
 
 @click.command()
-@click.argument("run_refs", metavar="RUN...", nargs=-1)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, shell_complete=complete_run)
 @click.option("--output", "-o",
               help="Write to FILE ('-' for stdout; default: disklab-report-run12-15.html for runs 12 and 15).")
 @click.pass_context

@@ -4,21 +4,28 @@ the plan, progress and results printed.
 A pgbench suite takes its own path (cli/run_pgbench.py), so that PostgreSQL's modules load only for one.
 """
 
+from contextlib import contextmanager
+
 import click
 
-from disklab.cli.common import converter, open_store, stderr_console, stdout_console
+from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
+from disklab.cli.completion import complete_run, complete_suite
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
-from disklab.cli.progress import RunProgress
+from disklab.cli.progress import RunProgress, quiet_progress
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
 from disklab.errors import UserError
 from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.plans import plan_table
+from disklab.report.runs import FORMATS
 from disklab.report.table import flag_lines, run_results
+from disklab.run.precision import DEFAULT_MAX_PASSES, PrecisionSchedule
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
+from disklab.run.schedule import FixedSchedule
 from disklab.run.session import carry_out, finished_steps, resumable, start_run
+from disklab.store.names import run_name
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
@@ -27,7 +34,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 
 
 @click.command()
-@click.argument("suite")
+@click.argument("suite", shell_complete=complete_suite)
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
 @click.option("--hosts", callback=converter(parse_hosts),
               help="Run every test on these fio servers at once: H1,H2:PORT or @FILE; --target is a directory there.")
@@ -36,7 +43,11 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
               help="Run every test N times (1 to 1000; at most --max-tests tests in all), interleaved across tests "
                    "(with --precision: at least N times).")
 @click.option("--precision", callback=converter(parse_percent),
-              help="Repeat each test until the 95 % confidence interval of its figure is within this, e.g. 2%.")
+              help="Repeat each test until the 95 % confidence interval of its figure is within this percentage "
+                   "of its mean, written with its unit: 2% (a bare 2 is refused).")
+@click.option("--best-of", type=WholeNumber(2, 1000),
+              help="Run every test N times, as --repeat does, and show each cell of the suite's view as its best pass, "
+                   "as CrystalDiskMark does (its default: 5); every pass is stored, and the mean and +/- still shown.")
 @click.option("--max-time", callback=converter(parse_duration),
               help="Time budget of --precision, e.g. 10m (default: 10 times the plan's estimated duration).")
 @click.option("--p99", callback=converter(parse_latency_ns),
@@ -56,9 +67,17 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.option("--keep-cluster", is_flag=True,
               help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
+@click.option("--name", callback=converter(run_name),
+              help="A name for the run, shown beside its number (e.g. \"old array\"); 'disklab rename' changes it.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="For scripts: nothing on stderr but an error (or the interrupt line) and the last line, "
+                   "'stored as run N in DB (complete)'; stdout as without it.")
+@click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="What stdout gets once the run is stored: its tables, or the stored run exactly as "
+                   "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
-def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_time, p99, destroy_data, force, cache_bytes,
-        keep_file, clients, transactions, time_s, pg_set, keep_cluster, dry_run):
+def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
+        cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, dry_run, name, quiet, output_format):
     """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
     loaded = load_suite(suite)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
@@ -67,40 +86,67 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, max_
 
         run_pgbench(ctx, loaded, target, overrides.scale, clients, transactions, time_s, pg_set, keep_cluster, dry_run)
         return
+    if force and not destroy_data:
+        raise click.UsageError("--force only widens --destroy-data (to write over a file system or partition table "
+                               "signature); give both, or neither")
+    if read_only and destroy_data:
+        raise click.UsageError("--read-only runs no test that writes, so --destroy-data has nothing to allow; give one")
+    if dry_run and output_format != "table":
+        raise UserError("--format prints the run once it is stored; a dry run stores nothing (it prints the plan)")
+    if best_of is not None:
+        repeat = _best_of_passes(ctx, loaded, best_of, precision)
     check_test_count(loaded, overrides.max_tests, repeat)
     if target is None:
         if not dry_run:
             raise click.UsageError("--target is required: a directory, a file or a block device")
-        _print_plan(build_plan(loaded, overrides, read_only), None)
+        plan = build_plan(loaded, overrides, read_only)
+        _print_plan(plan, None, schedule_for(plan, repeat, precision, max_time, p99))
         return
     resolved = hosts_target(target) if hosts else resolve_target(target)
     plan = plan_for_target(loaded, overrides, read_only, resolved)
     if dry_run:
-        _print_plan(plan, resolved)
+        _print_plan(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99))
         return
+    say, progress = (_silent, quiet_progress) if quiet else (_say, _progress)
+    say(_run_header(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99)))  # before fio's probes
     elsewhere = on_hosts(hosts, resolved.path) if hosts else None
-    plan, fio = prepare(plan, resolved, destroy_data, force, _say, elsewhere)
+    plan, fio = prepare(plan, resolved, destroy_data, force, say, elsewhere)
     with open_store(ctx, write=True) as store:
         schedule = schedule_for(plan, repeat, precision, max_time, p99)
-        params = {**ctx.params, "hosts": [h.name for h in hosts] if hosts else None}
-        run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, _say)
-        outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, _progress, _say,
-                             elsewhere)
-        show_finished(store, run_id, outcomes)
+        params = {**ctx.params, "repeat": repeat, "hosts": [h.name for h in hosts] if hosts else None}
+        run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, say)
+        say(f"run {run_id} started: each test is stored as it finishes")
+        with _resume_hint(store, run_id):
+            outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, progress,
+                                 say, elsewhere)
+        show_finished(store, run_id, outcomes, output_format, quiet)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
-_FIO_OPTIONS = ("read_only", "repeat", "precision", "max_time", "p99", "destroy_data", "force", "keep_file", "hosts",
-                "cache_bytes")
+_FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
+                "hosts", "cache_bytes", "quiet", "output_format")
+
+
+def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:
+    """--best-of N runs N passes as --repeat N would; the view, not the store, picks the best (report/views.py)."""
+    from disklab.report.views import check_best_of
+
+    if ctx.get_parameter_source("repeat") is not click.core.ParameterSource.DEFAULT:
+        raise UserError("--best-of runs every test N times itself: give --best-of or --repeat, not both")
+    if precision is not None:
+        raise UserError("--best-of and --precision: give one (--best-of picks the best of N passes, "
+                        "--precision repeats until the mean is known to within a bound)")
+    check_best_of(suite)
+    return best_of
 
 
 def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Overrides) -> None:
     """pgbench suites and fio suites take different options; one given to the wrong kind is an error, not ignored."""
     def flag(name: str) -> str:
-        return "--time" if name == "time_s" else f"--{name.replace('_', '-')}"
+        return {"time_s": "--time", "output_format": "--format"}.get(name, f"--{name.replace('_', '-')}")
 
     def given_options(names: tuple[str, ...]) -> list[str]:
-        unset = {"repeat": 1}  # the only one of them whose default is not empty
+        unset = {"repeat": 1, "output_format": "table"}  # the only ones of them whose default is not empty
         return [flag(n) for n in names if params.get(n) not in (None, False, ()) and params.get(n) != unset.get(n)]
 
     if suite.pgbench is not None:
@@ -116,7 +162,7 @@ def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Ove
 
 
 @click.command()
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", shell_complete=complete_run)
 @click.pass_context
 def resume(ctx, run_ref):
     """Continue an interrupted or failed RUN from its first unfinished test, with the same parameters."""
@@ -134,8 +180,9 @@ def resume(ctx, run_ref):
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))
-        outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False),
-                             options.get("cache_bytes"), _progress, _say, elsewhere)
+        with _resume_hint(store, run_id):
+            outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False),
+                                 options.get("cache_bytes"), _progress, _say, elsewhere)
         show_finished(store, run_id, outcomes)
 
 
@@ -150,28 +197,84 @@ def _say(line: str) -> None:
     stderr_console().print(line)
 
 
+def _silent(line: str) -> None:
+    """--quiet: the run's remarks are not printed (errors still are, by the command group)."""
+
+
 def _progress(plan: Plan, layout_bytes: int, steps: int, done_steps: int) -> RunProgress:
     return RunProgress(plan, stderr_console(), layout_bytes, steps, done_steps)
 
 
-def show_finished(store: Store, run_id: int, outcomes: dict) -> None:
-    """A complete run's results and what its schedule concluded."""
+def _run_header(plan: Plan, target: Target, schedule) -> str:
+    """What is about to run, printed before anything else happens."""
+    layout = plan.single_file_bytes() if target.disklab_owns_file else 0
+    return (f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind}); "
+            f"{estimate_line(plan, layout, schedule)}")
+
+
+@contextmanager
+def _resume_hint(store: Store, run_id: int):
+    """An interrupted run's last line names it and the command that continues it (the command group prints it)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        info = store.get_run(run_id).info
+        raise KeyboardInterrupt(f"run {run_id} stopped after {info.finished_tests} of {info.planned_tests} tests; "
+                                f"continue with 'disklab resume {run_id}'") from None
+
+
+def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str = "table", quiet: bool = False) -> None:
+    """A complete run's results and what its schedule concluded; or, with --format, the stored run as 'show' gives it.
+
+    The last line on stderr (with --quiet the only one) says where the run is stored."""
     record = store.get_run(run_id)
+    if output_format != "table":
+        from disklab.report.export import EXPORTERS
+
+        write_output(EXPORTERS[output_format](record), None)
+        stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
+        return
+    from disklab.report.views import build_view, view_table
+
+    view = build_view(record)
+    if view:
+        stdout_console().print(view_table(view))
     for item in run_results(record):
         stdout_console().print(item)
     for line in flag_lines(record):
         stdout_console().print(line, style="yellow", markup=False, highlight=False)
     for outcome in outcomes.values():
         stdout_console().print(outcome["summary"])
-    _say(f"stored as run {run_id} in {store.path} (complete)")
+    stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
 
 
-def _print_plan(plan: Plan, target: Target | None) -> None:
-    """Without a target the plan is shown as the suite defines it; regions are fitted when a target is named."""
+def _print_plan(plan: Plan, target: Target | None, schedule) -> None:
+    """Without a target the plan is shown as the suite defines it; regions are fitted when a target is named.
+
+    The schedule (built as the run would, so that its options are checked) sets how often each test runs."""
     layout = plan.single_file_bytes() if target and target.disklab_owns_file else 0
     where = f"on {target.test_path} ({target.kind})" if target else "(no target named: regions not fitted)"
     title = f"suite {plan.suite.name}: {len(plan.tests)} tests {where}"
     stdout_console().print(plan_table(plan, title))
     for line in plan_remarks(plan):
         stdout_console().print(line)
-    stdout_console().print(f"estimated duration: {format_duration(plan.estimated_seconds(layout))}")
+    stdout_console().print(estimate_line(plan, layout, schedule))
+
+
+def estimate_line(plan: Plan, layout: int, schedule) -> str:
+    """The estimate of a dry run; with --repeat every pass counts, with --precision the least and the time budget."""
+    if not isinstance(schedule, (FixedSchedule, PrecisionSchedule)) or not plan.tests:
+        # rounds and searches: the plan's estimate already spans every round the suite allows
+        return f"estimated duration: {format_duration(plan.estimated_seconds(layout))}"
+    passes = schedule.expected_steps() // len(plan.tests)
+    seconds = plan.estimated_seconds(layout) + (passes - 1) * plan.estimated_seconds()
+    if isinstance(schedule, FixedSchedule):
+        return f"estimated duration: {format_duration(seconds)}" + (f" (every test {passes} times)" if passes > 1 else "")
+    budget = format_duration(schedule.max_seconds)
+    if schedule.max_seconds < seconds:
+        return (f"estimated duration: {budget}, the time budget (--max-time), plus the test in flight when it runs "
+                f"out; every test {passes} times would take {format_duration(seconds)}, so some tests get fewer runs")
+    return (f"estimated duration: at least {format_duration(seconds)} (every test at least {passes} times); then "
+            f"tests repeat until their 95 % interval is within {schedule.target_percent:g} %, for at most {budget} "
+            f"in all (the time budget: --max-time, by default {DEFAULT_MAX_PASSES} times one pass) plus the test in "
+            "flight when it runs out")

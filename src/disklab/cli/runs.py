@@ -9,7 +9,7 @@ from rich.table import Table
 
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
-from disklab.store.repository import RunFilter
+from disklab.store.repository import RUN_STATUSES, RunFilter
 
 DEFAULT_RUNS_SHOWN = 20
 _AGO = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -51,17 +51,18 @@ def _utf8(text: str) -> str:
 @click.option("--since", callback=converter(parse_since), metavar="WHEN",
               help="Only runs started then or later: a date, an ISO time (UTC unless it has an offset), or 7d, 12h ...")
 @click.option("--name", callback=converter(_utf8), help="Only runs whose name contains this text (any case).")
+@click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs in this state.")
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.pass_context
-def runs(ctx, limit, show_all, suite, target, host, since, name, output_format, output):
+def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_format, output):
     """List stored runs, newest first; how many matched is said under the list."""
     if show_all and limit:
         raise click.UsageError("--all and --limit exclude each other")
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
     targets = tuple(dict.fromkeys((target, str(Path(target).expanduser().absolute())))) if target else ()
-    where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name)
+    where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name, status=status)
     wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
     with open_store(ctx) as store:
         infos = store.list_runs(wanted, where)

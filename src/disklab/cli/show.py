@@ -6,12 +6,15 @@ Each way of showing (the tables, an export, the environment, the series) loads i
 import click
 
 from disklab.cli.common import open_store, stdout_console, write_output
+from disklab.cli.completion import complete_run
 from disklab.report.runs import FORMATS
 
 
 @click.command()
-@click.argument("run_ref", metavar="RUN", default="last")
-@click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.argument("run_ref", metavar="RUN", default="last", shell_complete=complete_run)
+@click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="csv: one tidy table, a row per test and direction with the run's id; json and markdown add the "
+                   "suite's view; with --env: json or markdown.")
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.option("--jobfile", is_flag=True, help="Print the fio job file of every test instead.")
 @click.option("--series", is_flag=True, help="Print the per-interval time series of tests run with log_interval instead.")
@@ -23,11 +26,17 @@ from disklab.report.runs import FORMATS
 @click.pass_context
 def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment, per_host):
     """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
+    _refuse_conflicts(output_format, output, jobfile=jobfile, series=series, env=environment, flat=flat,
+                      per_host=per_host)
     with open_store(ctx) as store:
         record = store.get_run(store.resolve_run_id(run_ref), per_host=per_host)
         flat = flat or per_host  # the suite's view summarises the aggregates
         outcomes, env, smart = record.outcomes, record.env, store.smart(record.info.id)
-    if environment:
+    if environment and output_format != "table":
+        from disklab.report.export import ENVIRONMENT_EXPORTERS
+
+        write_output(ENVIRONMENT_EXPORTERS[output_format](record.info.id, env, smart), output)
+    elif environment:
         from disklab.report.environment import env_table, smart_tables
 
         if not env:
@@ -70,3 +79,22 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
         from disklab.report.export import EXPORTERS
 
         write_output(EXPORTERS[output_format](record, flat=flat), output)
+
+
+def _refuse_conflicts(output_format: str, output: str | None, **given: bool) -> None:
+    """Options that cannot be honoured together are refused, never ignored."""
+    ways = [f"--{name}" for name in ("jobfile", "series", "env") if given[name]]
+    if len(ways) > 1:
+        raise click.UsageError(f"{' and '.join(ways)} exclude each other: each shows the run in its own way")
+    if ways and given["flat"]:
+        raise click.UsageError(f"--flat leaves the suite's view out of the results; {ways[0]} shows no results")
+    if given["env"] and given["per_host"]:
+        raise click.UsageError("--per-host splits the results by host; --env shows the run's environment")
+    if given["jobfile"] and output_format != "table":
+        raise click.UsageError("--jobfile prints fio's job files as they are, in no other format; "
+                               "leave out --format (-o FILE writes them to a file)")
+    if given["env"] and output_format == "csv":
+        raise click.UsageError("--env is several tables (the environment, each drive's SMART), not one CSV; "
+                               "use --format json or markdown")
+    if given["env"] and output_format == "table" and output not in (None, "-"):
+        raise click.UsageError("a table goes to the terminal; use --format json or markdown with --output")

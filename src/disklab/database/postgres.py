@@ -32,7 +32,7 @@ SOCKET_PREFIX = "disklab-pg-"
 # Where the socket folder (with pgbench's logs) goes, whatever TMPDIR says: a socket path must stay under 108
 # bytes, and the server user must be able to reach it.
 RUNTIME_PARENT = "/tmp"
-INSTALL_HINT = "install PostgreSQL's server with 'apt-get install postgresql' (scripts/setup.sh does)"
+INSTALL_HINT = "install PostgreSQL's server with 'apt-get install postgresql' ('make postgresql' in disklab's checkout does)"
 # Connections beyond pgbench's clients: its own first connection, and a margin for disklab's queries.
 EXTRA_CONNECTIONS = 5
 START_TIMEOUT_S = 120

@@ -17,6 +17,7 @@ from typing import Callable, Protocol
 from disklab.system.host import process_alive
 from disklab.errors import FioError
 from disklab.fio.logs import LOG_PREFIX
+from disklab.fio.status import STATUS_INTERVAL_S, LiveFigures, StatusReader, final_output
 
 # How long fio gets to stop after SIGTERM before it is killed.
 STOP_GRACE_S = 5.0
@@ -35,7 +36,8 @@ class FioRun:
 
 
 class Executor(Protocol):
-    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None) -> FioRun: ...
+    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None,
+            on_status: Callable[[LiveFigures], None] | None = None) -> FioRun: ...
 
 
 class SubprocessExecutor:
@@ -45,17 +47,41 @@ class SubprocessExecutor:
         self.fio_path = fio_path
         self.output_format = output_format
 
-    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None) -> FioRun:
+    def run(self, jobfile: str, on_tick: Callable[[], None] | None = None,
+            on_status: Callable[[LiveFigures], None] | None = None) -> FioRun:
+        """With on_status, fio writes an interim report every second (--status-interval) that on_status gets as the
+        figures of that second; the output kept is fio's final report alone (fio/status.py)."""
         with private_folder() as folder:
             job_path, out_path = Path(folder) / "test.fio", Path(folder) / "output.json"
             job_path.write_text(jobfile)
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
-            returncode, error_text = run_fio_command(command, folder, on_tick)
+            if on_status:
+                command.insert(-1, f"--status-interval={STATUS_INTERVAL_S}")
+            returncode, error_text = run_fio_command(command, folder, _following(out_path, on_tick, on_status))
             output = out_path.read_text() if out_path.exists() else ""
+            if on_status:
+                output = final_output(output)
             logs = {path.name: path.read_text() for path in sorted(Path(folder).glob(f"{LOG_PREFIX}_*.log"))}
         if returncode != 0 or not output.strip():
             raise FioError(f"fio failed (exit {returncode}): {summarise_stderr(error_text or output)}")
         return FioRun(output=output, stderr=error_text, returncode=returncode, logs=logs)
+
+
+def _following(out_path: Path, on_tick: Callable[[], None] | None,
+               on_status: Callable[[LiveFigures], None] | None) -> Callable[[], None] | None:
+    """The tick that also hands on each new interim report of fio's output file."""
+    if on_status is None:
+        return on_tick
+    reader = StatusReader(out_path)
+
+    def tick() -> None:
+        figures = reader.poll()
+        if figures is not None:
+            on_status(figures)
+        if on_tick:
+            on_tick()
+
+    return tick
 
 
 @contextmanager

@@ -15,8 +15,8 @@ from disklab.analysis.compare import (
 from disklab.analysis.stats import TOO_WIDE_PERCENT
 from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, T_TEST, TOLERANCE_ONLY, WORSE
 from disklab.report.metrics import REGISTRY
-from disklab.report.table import format_spread, run_label
-from disklab.report.labels import axis_label
+from disklab.report.table import format_spread
+from disklab.report.labels import axis_label, run_labels
 
 # Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
@@ -45,7 +45,7 @@ def shown(comparison: Comparison, only_changed: bool) -> Shown:
 def notes(view: Shown) -> list[str]:
     """How to read the table, then what the comparison found around it: crossovers, gaps, differences of setup."""
     c = view.comparison
-    labels = [run_label(info) for info in c.runs]
+    labels = run_labels(c.runs)
     tolerance = f"{c.tolerance_percent:g} %"
     lines = [
         f"baseline: {labels[0]} · ratio = run / baseline · MB/s = 10^6 bytes/s · lower latency is better",
@@ -178,22 +178,26 @@ def row_texts(row: Row) -> list[str]:
     return texts
 
 
+def verdict_styles(row: Row) -> list[str | None]:
+    """Per cell of row_texts, the verdict that colours it (a run's ratio and its verdict), else None. The verdict is
+    also written out: colour is never its only carrier."""
+    return [None] * 4 + [v for cell in row.cells[1:] for v in (None, cell.verdict, cell.verdict)]
+
+
 def compare_renderables(view: Shown) -> list[RenderableType]:
-    labels = [run_label(info) for info in view.comparison.runs]
+    labels = run_labels(view.comparison.runs)
     table = Table(title=f"{' vs '.join(labels)} · baseline {labels[0]}", title_justify="left")
     for i, heading in enumerate(headings(labels)):
         table.add_column(heading, justify="left" if i < 3 else "right", no_wrap=i == 0)
     for row in view.rows:
-        texts = row_texts(row)
-        verdicts = [None, None, None, None] + [v for cell in row.cells[1:] for v in (None, None, cell.verdict)]
-        table.add_row(*(Text(t, style=_VERDICT_STYLES.get(v, "")) for t, v in zip(texts, verdicts)))
+        table.add_row(*(Text(t, style=_VERDICT_STYLES.get(v, "")) for t, v in zip(row_texts(row), verdict_styles(row))))
     return ([table] if view.rows else []) + [
         Text(line, style="yellow" if line.startswith("warning") else "") for line in notes(view)
     ]
 
 
 def to_markdown(view: Shown) -> str:
-    labels = [run_label(info) for info in view.comparison.runs]
+    labels = run_labels(view.comparison.runs)
     columns = headings(labels)
     lines = [
         f"**{' vs '.join(labels)} · baseline {labels[0]}**",
@@ -209,7 +213,7 @@ def to_markdown(view: Shown) -> str:
 
 def to_csv(view: Shown) -> str:
     """One line per test, direction and metric; raw figures (MB/s, µs), a mean, ratio, verdict and basis per run."""
-    labels = [run_label(info) for info in view.comparison.runs]
+    labels = run_labels(view.comparison.runs)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     header = ["test", "direction", "metric"]
@@ -228,7 +232,7 @@ def to_csv(view: Shown) -> str:
 
 def to_json(view: Shown) -> str:
     c = view.comparison
-    labels = [run_label(info) for info in c.runs]
+    labels = run_labels(c.runs)
     ids = [info.id for info in c.runs]
     document = {
         "format": "disklab-compare",

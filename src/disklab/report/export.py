@@ -7,7 +7,7 @@ from dataclasses import asdict, fields
 
 from disklab.analysis.repeats import planned_tests, repeated
 from disklab.report.rows import (
-    ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
+    ResultRow, SummaryRow, SweepRow, is_pgbench_run, is_pgbench_test, result_row, result_rows, summary_rows, sweep_rows,
 )
 from disklab.report.runs import markdown_cell
 from disklab.report.table import (
@@ -54,31 +54,36 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
 
 
 def to_csv(record: RunRecord, flat: bool = False) -> str:
-    """With a view: the view's table, a blank line, then the per-test rows (--flat: those rows alone)."""
+    """One tidy table that pandas, csvkit or a spreadsheet load as is: one header, one row per stored test and
+    direction (every repeat, round and host its own row), the run's id on every row so that runs concatenate, each
+    figure in a column whose name ends in its unit. The suite's view and the repeats' summaries are derived figures:
+    they stay in the table, Markdown and JSON (its `view` and `planned`); `flat` changes nothing here."""
     out = io.StringIO()
+    run = {"run_id": record.info.id, "run_name": record.info.name or ""}
     if is_pgbench_run(record):
-        writer = csv.DictWriter(out, fieldnames=[f.name for f in fields(SweepRow)], lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=[*run, *(f.name for f in fields(SweepRow))], lineterminator="\n")
         writer.writeheader()
-        writer.writerows(row.as_dict() for row in sweep_rows(record))
+        writer.writerows({**run, **row.as_dict()} for row in sweep_rows(record))
         return out.getvalue()
-    view = None if flat else build_view(record)
-    if view:
-        view_writer = csv.writer(out, lineterminator="\n")
-        view_writer.writerow([view.row_heading, *(c.heading for c in view.columns)])
-        for label, cells in zip(view.rows, view.cells):
-            view_writer.writerow([label, *(cell_text(cell, column) for cell, column in zip(cells, view.columns))])
-        out.write("\n")
-    rows = summary_rows(record) if repeated(record) else []
-    if rows:
-        summary_writer = csv.DictWriter(out, fieldnames=list(rows[0].as_dict()), lineterminator="\n")
-        summary_writer.writeheader()
-        summary_writer.writerows(row.as_dict() for row in rows)
-        out.write("\n")
-    writer = csv.DictWriter(out, fieldnames=[f.name for f in fields(ResultRow)], lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for row in result_rows(record):
-        writer.writerow(row.as_dict())
+    for test in record.tests:
+        if is_pgbench_test(test):
+            continue
+        place = {"planned_test": test.plan_index + 1, "attempt": test.attempt, "host": test.host or "",
+                 "block_size_bytes": test.params["bs"], "flags": ";".join(flag for flag, _ in test.flags)}
+        for m in test.metrics:
+            writer.writerow({**run, **place, **result_row(test, m).as_dict()})
     return out.getvalue()
+
+
+# The CSV's columns: the run, where the row sits in it, what fio ran, then the figures (units in the names: MB/s is
+# 10^6 bytes per second; latencies in microseconds; mean of total latency, percentiles of completion latency).
+CSV_COLUMNS = [
+    "run_id", "run_name", "seq", "planned_test", "attempt", "host", "test", "direction", "pattern", "block_size",
+    "block_size_bytes", "iodepth", "jobs", *(f.name for f in fields(ResultRow) if f.name not in (
+        "seq", "test", "direction", "pattern", "block_size", "iodepth", "jobs")), "flags",
+]
 
 
 def to_markdown(record: RunRecord, flat: bool = False) -> str:
@@ -183,3 +188,44 @@ def _metrics_dict(m) -> dict:
 
 
 EXPORTERS = {"json": to_json, "csv": to_csv, "markdown": to_markdown}
+
+
+# Bump when the environment export changes shape. 1: first version.
+ENV_JSON_FORMAT_VERSION = 1
+
+
+def environment_to_json(run_id: int, env: dict, smart: dict[str, dict[str, dict]]) -> str:
+    """`show --env --format json`: the registry's values as stored, smartctl's reports verbatim and what changed."""
+    from disklab.env.smart import smart_changes
+
+    changes = {
+        device: [{"counter": c.label, "unit": c.unit, "before": c.before, "after": c.after, "change": c.delta}
+                 for c in smart_changes(phases["before"], phases["after"])]
+        for device, phases in sorted(smart.items()) if "before" in phases and "after" in phases
+    }
+    document = {"format": "disklab-environment", "format_version": ENV_JSON_FORMAT_VERSION, "run_id": run_id,
+                "environment": env, "smart": smart, "smart_changes": changes}
+    return json.dumps(document, indent=2) + "\n"
+
+
+def environment_to_markdown(run_id: int, env: dict, smart: dict[str, dict[str, dict]]) -> str:
+    """The terminal's tables of `show --env`, as Markdown sections."""
+    from disklab.env.registry import format_value, label_of, ordered
+    from disklab.env.smart import format_amount, smart_changes
+
+    lines = [f"**run {run_id} · environment**", "", "| Key | Value |", "|---|---|"]
+    lines += [f"| {markdown_cell(label_of(name))} | {markdown_cell(format_value(name, value))} |"
+              for name, value in ordered(env)]
+    if not env:
+        lines = [f"run {run_id} has no recorded environment (it was made by an older disklab)"]
+    for device, phases in sorted(smart.items()):
+        if "before" not in phases or "after" not in phases:
+            continue
+        lines += ["", f"**run {run_id} · SMART of {markdown_cell(device)}, before and after**", "",
+                  "| Counter | Before | After | Change |", "|---|---:|---:|---:|"]
+        lines += [f"| {c.label} | {format_amount(c.before, c.unit)} | {format_amount(c.after, c.unit)} | "
+                  f"{format_amount(c.delta, c.unit, signed=True)} |" for c in smart_changes(phases["before"], phases["after"])]
+    return "\n".join(lines) + "\n"
+
+
+ENVIRONMENT_EXPORTERS = {"json": environment_to_json, "markdown": environment_to_markdown}

@@ -1,5 +1,9 @@
-"""Parameter values written as the published tables write them, shared by views, comparisons and charts."""
+"""Parameter values written as the published tables write them, and the names runs go by, shared by views,
+comparisons and charts."""
 
+from collections.abc import Sequence
+
+from disklab.store.records import RunInfo
 from disklab.units import format_size
 
 _SIZE_FIELDS = ("bs", "size", "filesize", "rate")
@@ -25,3 +29,25 @@ def axis_label(field: str, value) -> str:
     if field == "nrfiles":
         return f"{value:,} files" if value != 1 else "1 file"
     return str(value)
+
+
+# What may set compared runs apart besides their tests, in the order a label lists it, and how it is written.
+_RUN_DIFFERENCES = (
+    ("fio_engine", "{}"), ("hostname", "on {}"), ("target", "{}"), ("disklab_version", "disklab {}"),
+    ("fio_version", "{}"),
+)
+
+
+def run_labels(infos: Sequence[RunInfo]) -> list[str]:
+    """The names runs go by in one table, chart or legend: the given name (or 'run N') with the run's number, and
+    what differs between these runs, so that a legend cannot hide it: 'run 3 (libaio)', 'old array (run 2, psync)'."""
+    differing = [(field, form) for field, form in _RUN_DIFFERENCES if len({getattr(i, field) for i in infos}) > 1]
+    labels = []
+    for info in infos:
+        # An imported run may list several engines ('libaio, psync'): one part of the label, not two.
+        parts = [form.format(str(getattr(info, field)).replace(", ", "+")) for field, form in differing]
+        if info.name:
+            labels.append(f"{info.name} ({', '.join([f'run {info.id}', *parts])})")
+        else:
+            labels.append(f"run {info.id}" + (f" ({', '.join(parts)})" if parts else ""))
+    return labels

@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass
 
 from disklab.analysis.repeats import planned_tests, pooled_lat_mean_ns, worst_p99_ns
 from disklab.analysis.stats import Summary, summarize, too_wide
+from disklab.fio.parse import DirectionMetrics
 from disklab.store.records import RunRecord, StoredTest
 from disklab.units import format_size
 
@@ -33,33 +34,30 @@ class ResultRow:
 
 def result_rows(record: RunRecord) -> list[ResultRow]:
     """fio tests; pgbench steps have rows of their own (sweep_rows)."""
-    rows = []
-    for test in record.tests:
-        if is_pgbench_test(test):
-            continue
-        for m in test.metrics:
-            p = m.clat_percentiles_ns
-            rows.append(
-                ResultRow(
-                    seq=test.seq + 1,
-                    test=test.label,
-                    direction=m.direction,
-                    pattern=test.params["pattern"],
-                    block_size=format_size(test.params["bs"]),
-                    iodepth=test.params["iodepth"],
-                    jobs=test.params["jobs"],
-                    mb_per_s=m.bw_bytes_per_s / 1e6,
-                    iops=m.iops,
-                    lat_mean_us=m.lat_mean_ns / 1e3,
-                    clat_p50_us=_us(p.get("p50")),
-                    clat_p99_us=_us(p.get("p99")),
-                    clat_p99_9_us=_us(p.get("p99_9")),
-                    clat_p99_99_us=_us(p.get("p99_99")),
-                    usr_cpu_percent=test.usr_cpu_percent,
-                    sys_cpu_percent=test.sys_cpu_percent,
-                )
-            )
-    return rows
+    return [result_row(test, m) for test in record.tests if not is_pgbench_test(test) for m in test.metrics]
+
+
+def result_row(test: StoredTest, m: DirectionMetrics) -> ResultRow:
+    """One direction of one stored fio test."""
+    p = m.clat_percentiles_ns
+    return ResultRow(
+        seq=test.seq + 1,
+        test=test.label,
+        direction=m.direction,
+        pattern=test.params["pattern"],
+        block_size=format_size(test.params["bs"]),
+        iodepth=test.params["iodepth"],
+        jobs=test.params["jobs"],
+        mb_per_s=m.bw_bytes_per_s / 1e6,
+        iops=m.iops,
+        lat_mean_us=m.lat_mean_ns / 1e3,
+        clat_p50_us=_us(p.get("p50")),
+        clat_p99_us=_us(p.get("p99")),
+        clat_p99_9_us=_us(p.get("p99_9")),
+        clat_p99_99_us=_us(p.get("p99_99")),
+        usr_cpu_percent=test.usr_cpu_percent,
+        sys_cpu_percent=test.sys_cpu_percent,
+    )
 
 
 def _us(ns: float | None) -> float | None:

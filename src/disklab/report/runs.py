@@ -10,7 +10,7 @@ from disklab.store.records import RunInfo
 FORMATS = ("table", "json", "csv", "markdown")
 # Bump when the runs list's JSON changes shape. 1: first version.
 RUNS_JSON_FORMAT_VERSION = 1
-RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests", "Status", "Host")
+RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests run", "Status", "Host")
 
 
 def markdown_cell(text: str) -> str:
@@ -20,8 +20,20 @@ def markdown_cell(text: str) -> str:
 
 def run_cells(info: RunInfo) -> list[str]:
     """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same."""
-    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target,
-            f"{info.finished_tests}/{info.planned_tests}", info.status, info.hostname]
+    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target, ran_tests(info),
+            info.status, info.hostname]
+
+
+def ran_tests(info: RunInfo) -> str:
+    """How many fio tests a run ran, every repeat, round and probe counted: '24' once complete, '10 of 24' before.
+
+    Only a fixed plan knows its count beforehand: --precision plans each test's least number of runs and repeats
+    until the figure is known; rounds and searches plan their most and stop when they may; so a complete run
+    says what it ran, and an unfinished one what it planned, a precision run's as 'at least'."""
+    if info.status == "complete":
+        return f"{info.finished_tests:,}"
+    least = "at least " if info.options.get("precision") is not None else ""
+    return f"{info.finished_tests:,} of {least}{info.planned_tests:,}"
 
 
 def runs_to_json(infos: list[RunInfo], matched: int) -> str:

@@ -9,19 +9,21 @@ from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
 )
+from disklab.report.labels import run_labels
+from disklab.report.runs import ran_tests
 from disklab.store.records import RunInfo, RunRecord
 
 
 
 def run_label(info: RunInfo) -> str:
-    """The short name a run goes by in comparisons, charts and legends: its given name, if any, with its number."""
-    return f"{info.name} (run {info.id})" if info.name else f"run {info.id}"
+    """The name a run goes by on its own: its given name, if any, with its number (run_labels for several runs)."""
+    return run_labels([info])[0]
 
 
 def run_title(info: RunInfo) -> str:
     return (
         f"{run_label(info)} · {info.suite_name} · {info.target} · {info.status} · "
-        f"{info.finished_tests}/{info.planned_tests} tests · {info.started_at} · {info.fio_version} {info.fio_engine}"
+        f"{ran_tests(info)} tests run · {info.started_at} · {info.fio_version} {info.fio_engine}"
     )
 
 

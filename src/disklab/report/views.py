@@ -7,17 +7,20 @@ from rich.table import Table
 
 from disklab.errors import UserError
 from disklab.plan.build import expand_suite
-from disklab.report.labels import axis_label
+from disklab.report.labels import axis_label, run_labels
 from disklab.report.metrics import REGISTRY
 from disklab.store.records import RunRecord, StoredTest
 from disklab.suite.loader import parse_suite
-from disklab.suite.model import Suite
+from disklab.suite.model import Suite, View
 
 NOT_AVAILABLE = "n/a"
 _FIELD_HEADINGS = {
     "group": "Test", "bs": "Block size", "rwmixread": "Read share", "iodepth": "Queue depth", "jobs": "Jobs",
     "size": "Data set", "direction": "Direction", "pattern": "Pattern", "sync": "Sync", "nrfiles": "Files",
 }
+# Which pass of a test is its best (run --best-of) for each figure: the most throughput, the least latency or misses.
+BEST_PASS = {"iops": max, "mb_per_s": max, "tps": max, "lat_mean_us": min, "clat_p99_us": min, "sync_p99_us": min,
+             "frames_missed": min}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Pivot:
     columns: tuple[Column, ...]
     cells: tuple[tuple[Cell, ...], ...]  # a tuple per row, a cell per column
     notes: tuple[str, ...]
+    best_of: int | None = None  # each cell is its tests' best pass of this many (run --best-of); None: their mean
 
 
 def stored_suite(record: RunRecord) -> Suite | None:
@@ -51,17 +55,33 @@ def stored_suite(record: RunRecord) -> Suite | None:
         return None
 
 
-def build_view(record: RunRecord) -> Pivot | None:
-    """The run's view, or None when its suite declares none."""
+def check_best_of(suite: Suite) -> None:
+    """run --best-of picks a pass per cell of the suite's view: a suite needs a view, and passes that are repeats."""
+    if suite.mode != "fixed":
+        raise UserError(f"--best-of does not apply to suite {suite.name!r}: it runs its tests in {suite.mode} steps")
+    if suite.view is None:
+        raise UserError(f"--best-of picks the best pass for each cell of a suite's [view], and suite {suite.name!r} "
+                        "has none; use --repeat, whose mean and +/- every table shows")
+
+
+def build_view(record: RunRecord, label: str | None = None) -> Pivot | None:
+    """The run's view, or None when its suite declares none; `label`: the run's name among the runs shown with it."""
     suite = stored_suite(record)
     if suite is None or suite.view is None:
         return None
-    title = f"run {record.info.id} · {suite.name}" + (f" · {suite.description}" if suite.description else "")
-    return pivot(suite, record.tests, title)
+    best_of = record.info.options.get("best_of")
+    title = f"{label or run_labels([record.info])[0]} · {suite.name}"
+    title += f" · best of {best_of} passes" if best_of else ""
+    title += f" · {suite.description}" if suite.description else ""
+    return pivot(suite, record.tests, title, best_of)
 
 
-def pivot(suite: Suite, tests: Sequence[StoredTest], title: str) -> Pivot:
-    """The suite's view over the tests that ran; a planned test that did not run leaves its cells None."""
+def pivot(suite: Suite, tests: Sequence[StoredTest], title: str, best_of: int | None = None) -> Pivot:
+    """The suite's view over the tests that ran; a planned test that did not run leaves its cells None.
+
+    With best_of (run --best-of), a cell shows each of its tests' best pass, the figure CrystalDiskMark reports;
+    the stored passes stay as they ran, and the summary tables keep their mean and spread.
+    """
     view = suite.view
     row_fields = (view.rows,)
     planned = [t.params() for t in expand_suite(suite)]
@@ -75,8 +95,9 @@ def pivot(suite: Suite, tests: Sequence[StoredTest], title: str) -> Pivot:
     for params in planned + stored:
         if "metric" in params:
             own_metric[_key(params, row_fields), _key(params, view.columns)] = params["metric"]
+    suffix = f" (best of {best_of})" if best_of else ""
     columns = tuple(
-        Column(_heading(view.columns, key, value), None if value == "metric" else value)
+        Column(_heading(view.columns, key, value) + suffix, None if value == "metric" else value)
         for key in column_keys for value in view.values
     )
     cells = []
@@ -86,18 +107,69 @@ def pivot(suite: Suite, tests: Sequence[StoredTest], title: str) -> Pivot:
             cell_tests = by_cell.get((row_key, column_key), [])
             for value in view.values:
                 metric = own_metric.get((row_key, column_key)) if value == "metric" else value
-                figure = REGISTRY[metric].compute(cell_tests) if cell_tests and metric else None
+                figure = _figure(metric, cell_tests, best_of) if cell_tests and metric else None
                 row.append(Cell(figure, metric))
         cells.append(tuple(row))
-    combined = sum(len(group) > 1 for group in by_cell.values())
+    passes = _passes(tests)
+    if best_of:  # a cell's passes of one test are no longer combined, its best pass is picked
+        combined = sum(len({t.plan_index for t in group}) > 1 for group in by_cell.values())
+    else:
+        combined = sum(len(group) > 1 for group in by_cell.values())
     return Pivot(
         title=title,
         row_heading=_FIELD_HEADINGS.get(view.rows, view.rows),
         rows=tuple(axis_label(view.rows, key[0]) for key in row_keys),
         columns=columns,
         cells=tuple(cells),
-        notes=_notes(cells, combined, mixed=any(t.params["direction"] == "mixed" for t in tests)),
+        notes=_notes(cells, combined, mixed=any(t.params["direction"] == "mixed" for t in tests))
+        + _passes_notes(view, best_of, passes),
+        best_of=best_of,
     )
+
+
+def _passes(tests: Sequence[StoredTest]) -> dict[int, list[StoredTest]]:
+    """The passes of each planned test (its repeats share the plan index)."""
+    by_plan: dict[int, list[StoredTest]] = {}
+    for test in tests:
+        by_plan.setdefault(test.plan_index, []).append(test)
+    return by_plan
+
+
+def _figure(metric: str, tests: Sequence[StoredTest], best_of: int | None) -> float | None:
+    """The cell's figure over its tests; with best_of, over the best pass of each planned test among them."""
+    compute = REGISTRY[metric].compute
+    if not best_of:
+        return compute(tests)
+    best = []
+    for passes in _passes(tests).values():
+        scored = [(figure, test) for test in passes if (figure := compute([test])) is not None]
+        if scored:
+            best.append(BEST_PASS[metric](scored, key=lambda pair: pair[0])[1])
+    return compute(best) if best else None
+
+
+def _passes_notes(view: View, best_of: int | None, passes: dict[int, list[StoredTest]]) -> tuple[str, ...]:
+    """How many passes a cell stands for, and how that compares with the tool whose grid the view reproduces."""
+    tool, tool_best_of = view.published_by, view.published_best_of
+    if best_of:
+        note = f"best of {best_of}: each cell is its test's best pass (most IOPS and MB/s, least latency)"
+        if tool and tool_best_of == best_of:
+            note += f", as {tool} reports it"
+        elif tool and tool_best_of:
+            note += f"; {tool} reports the best of {tool_best_of}"
+        notes = [note + "; every pass is stored as it ran, and the summary gives the mean and +/- of the passes"]
+        short = sum(len(p) < best_of for p in passes.values())
+        if short:
+            notes.append(f"{short} tests ran fewer than {best_of} passes (the run stopped early): "
+                         "their cells are the best of those that ran")
+        return tuple(notes)
+    if not (tool and tool_best_of):
+        return ()
+    if any(len(p) > 1 for p in passes.values()):
+        return (f"{tool} reports the best of {tool_best_of} passes, not their mean: "
+                f"run with --best-of {tool_best_of} to compare",)
+    return (f"one pass per test; {tool} reports the best of {tool_best_of} passes: "
+            f"run with --best-of {tool_best_of} to compare",)
 
 
 def _key(params: dict, fields: tuple[str, ...]) -> tuple:

@@ -1,6 +1,6 @@
 """Run a schedule's steps one by one through fio and commit each result to the store as soon as it exists."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -10,16 +10,25 @@ from disklab.fio.executor import Executor
 from disklab.plan.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
+from disklab.fio.status import LiveFigures
 from disklab.plan.build import Plan
+from disklab.run.saturate import SaturateSchedule
 from disklab.run.schedule import Finished, Schedule, Step
+from disklab.run.steady import SteadySchedule
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 from disklab.suite.model import TestSpec
 
 
 class ProgressListener(Protocol):
-    def test_started(self, seq: int, test: TestSpec) -> None: ...
+    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
+        """`stage`: where the step stands in its schedule ("steady-state round 3 of at most 25"), or ""."""
+
     def tick(self) -> None: ...
+
+    def live(self, figures: LiveFigures) -> None:
+        """Every second of a test run here: its phase (pause, ramp, measuring) and fio's figures of that second."""
+
     def test_finished(self, seq: int, test: TestSpec, job: JobResult) -> None: ...
 
 
@@ -50,8 +59,9 @@ def execute_schedule(
     while (step := schedule.next_step(done)) is not None:
         seq = len(done)
         test = step.test
+        stage = stage_of(schedule, step, seq)
         if run_elsewhere is not None:
-            progress.test_started(seq, test)
+            progress.test_started(seq, test, stage)
             job = run_elsewhere(execution, step, store, progress.tick)
             done.append(Finished(step, job))
             progress.test_finished(seq, test, job)
@@ -59,9 +69,9 @@ def execute_schedule(
         jobfile = render_jobfile(test, execution.test_path, execution.file_set_dir, execution.plan.suite.name)
         if test.file_set:
             Path(execution.file_set_dir).mkdir(exist_ok=True)
-        progress.test_started(seq, test)
+        progress.test_started(seq, test, stage)
         started_at = now_iso()
-        fio_run = executor.run(jobfile, on_tick=progress.tick)
+        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=lambda f, t=test: progress.live(_named(f, t)))
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         test_id = store.add_test(
@@ -73,6 +83,22 @@ def execute_schedule(
         done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
     return done
+
+
+def _named(figures: LiveFigures, test: TestSpec) -> LiveFigures:
+    """Before its first I/O a test with a pause is idling in it (fio's startdelay)."""
+    return replace(figures, phase="pause") if figures.phase == "starting" and test.pause else figures
+
+
+def stage_of(schedule: Schedule, step: Step, seq: int) -> str:
+    """Where a step stands in a schedule that decides its own steps, or in the repeats of a test."""
+    if isinstance(schedule, SteadySchedule):
+        if step.plan_index != schedule.workload:
+            return "preconditioning"
+        return f"steady-state round {step.attempt} of at most {schedule.settings.criteria.max_rounds}"
+    if isinstance(schedule, SaturateSchedule):
+        return f"saturation step {seq + 1}"
+    return f"repeat {step.attempt}" if step.attempt > 1 else ""
 
 
 def single_job(report, label: str) -> JobResult:

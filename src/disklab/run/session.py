@@ -111,12 +111,12 @@ def new_run(suite: Suite, target: Target, tool_version: str, engine: str, params
             expected_steps: int) -> NewRun:
     """tool_version and engine: fio's, or PostgreSQL's and 'pgbench' for a pgbench run."""
     host = host_identity()
-    options = {k: v for k, v in params.items() if v not in (None, False, ()) and k not in ("suite", "target")}
+    options = {k: v for k, v in params.items() if v not in (None, False, ()) and k not in ("suite", "target", "name")}
     return NewRun(
         suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=target.path,
         target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
         fio_version=tool_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
-        planned_tests=expected_steps,
+        planned_tests=expected_steps, name=params.get("name"),
     )
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -11,6 +12,7 @@ from disklab.system.host import process_alive
 from disklab.errors import UserError
 from disklab.fio.logs import Series
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
 from disklab.store.records import (
     RUN_COLUMNS, TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
@@ -45,6 +47,8 @@ class RunFilter:
     host: str | None = None  # the machine that ran disklab, or a fio server one of the run's tests ran on
     since: str | None = None  # ISO time in UTC (as started_at is stored): runs started then or later
     name: str | None = None  # a part of the run's name, in any case
+    status: str | None = None  # one of RUN_STATUSES
+    ids: tuple[int, ...] = ()  # these runs only
 
 
 class Store:
@@ -243,6 +247,12 @@ class Store:
             self.conn.create_function("casefold", 1, _casefold, deterministic=True)
             conditions.append("instr(casefold(runs.name), ?) > 0")
             args.append(where.name.casefold())
+        if where.status is not None:
+            conditions.append("runs.status = ?")
+            args.append(where.status)
+        if where.ids:
+            conditions.append(f"runs.id IN ({', '.join('?' * len(where.ids))})")
+            args.extend(where.ids)
         return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
     def resolve_run_id(self, ref: str) -> int:
@@ -261,6 +271,17 @@ class Store:
             if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
                 raise UserError(f"there is no run {ref} in {self.path}")
             return int(ref)
+
+    def rename_run(self, run_id: int, name: str | None) -> None:
+        """None removes the name; the name is checked by store/names.py's run_name before it gets here."""
+        with translate_errors(self.path):
+            if self.conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id)).rowcount == 0:
+                raise UserError(f"there is no run {run_id} in {self.path}")
+
+    def delete_runs(self, run_ids: Sequence[int]) -> None:
+        """The runs and everything of theirs, all in one transaction or none of it."""
+        with self._transaction():
+            delete_runs(self.conn, run_ids)
 
     def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:
         """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
@@ -316,6 +337,7 @@ class Store:
 
 
 _SQLITE_MAX_INT = 2**63 - 1
+RUN_STATUSES = ("running", "complete", "interrupted", "failed")  # the runs table's CHECK (migrations.py)
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
 
 

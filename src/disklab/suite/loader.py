@@ -1,8 +1,10 @@
 """Find a suite by name or path, read its TOML and validate every field before anything runs."""
 
+import difflib
 import os
 import string
 import tomllib
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from disklab.units import brief, parse_duration
 
 _TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
-_VIEW_KEYS = ("rows", "columns", "values")
+_VIEW_KEYS = ("rows", "columns", "values", "published_by", "published_best_of")
 _STEADY_KEYS = (
     "window", "max_rounds", "excursion_percent", "slope_percent", "precondition", "purge", "written_multiple", "time_limit",
 )
@@ -38,7 +40,8 @@ def load_suite(name_or_path: str) -> Suite:
     path = Path(name_or_path)
     if path.suffix == ".toml" or os.path.exists(path):  # os.path's: False, not an error, for a name too long
         return parse_suite(read_text_file(path, "suite file"), source=str(path), where=str(path))
-    raise UserError(f"unknown suite {brief(name_or_path)}; built-in suites: {', '.join(builtin_names())} (or give a .toml file)")
+    raise UserError(f"unknown suite {brief(name_or_path)}{did_you_mean(name_or_path, builtin_names())} (built-in "
+                    f"suites: {', '.join(builtin_names())}; or give a .toml file)")
 
 
 def parse_suite(text: str, source: str, where: str) -> Suite:
@@ -219,7 +222,18 @@ def _view(data, where: str) -> View:
     allowed = (*METRICS, "metric")
     if not isinstance(values, list) or not values or any(not isinstance(v, str) or v not in allowed for v in values):
         raise UserError(f"{where}: view: values: must be a list of {', '.join(allowed)}")
-    return View(rows=rows, columns=tuple(columns), values=tuple(values))
+    published_by = data.get("published_by")
+    if published_by is not None and not (isinstance(published_by, str) and 0 < len(published_by.strip()) <= 60):
+        raise UserError(f"{where}: view: published_by: {brief(published_by)} is not a tool's name (1 to 60 characters)")
+    best_of = data.get("published_best_of")
+    if best_of is not None:
+        if published_by is None:
+            raise UserError(f"{where}: view: published_best_of: needs published_by, the tool that reports it")
+        if isinstance(best_of, bool) or not isinstance(best_of, int) or not 1 <= best_of <= MAX_REPEAT:
+            raise UserError(f"{where}: view: published_best_of: {brief(best_of)} is not a whole number "
+                            f"from 1 to {MAX_REPEAT}")
+    return View(rows=rows, columns=tuple(columns), values=tuple(values), published_by=published_by,
+                published_best_of=best_of)
 
 
 def _params(table: dict, where: str, context: str, allow_lists: bool) -> tuple[tuple[str, object], ...]:
@@ -282,4 +296,20 @@ def _required_text(data: dict, key: str, where: str, context: str) -> str:
 def _reject_unknown(table: dict, allowed: tuple[str, ...], where: str, context: str) -> None:
     for key in table:
         if key not in allowed:
-            raise UserError(f"{where}: {context}: unknown field {brief(key)} (allowed: {', '.join(allowed)})")
+            raise UserError(f"{where}: {context}: unknown field {brief(key)}{did_you_mean(key, allowed)} "
+                            f"(allowed: {', '.join(allowed)})")
+
+
+# fio's own names (and their usual spellings) of the parameters a suite names otherwise.
+_FIO_NAMES = {"blocksize": "bs", "block_size": "bs", "numjobs": "jobs", "ioengine": "engine", "ramp_time": "ramp",
+              "rw": "pattern", "readwrite": "pattern"}
+
+
+def did_you_mean(given: object, known: Sequence[str]) -> str:
+    """'; did you mean 'quick'?' for a near miss (difflib's ratio of 0.6 or more) of a known name or of fio's name
+    of a known parameter, else nothing."""
+    if not isinstance(given, str):
+        return ""
+    aliases = {fio: ours for fio, ours in _FIO_NAMES.items() if ours in known}
+    close = difflib.get_close_matches(given.lower(), [*known, *aliases], n=1)
+    return f"; did you mean {aliases.get(close[0], close[0])!r}?" if close else ""

@@ -116,6 +116,8 @@ class View:
     rows: str  # "group" or a parameter name
     columns: tuple[str, ...]  # parameter names; may be empty
     values: tuple[str, ...]  # metrics from METRICS, or "metric" for each test's own
+    published_by: str | None = None  # the tool whose grid the view reproduces, e.g. "CrystalDiskMark"
+    published_best_of: int | None = None  # that tool reports each cell as the best of this many passes
 
 
 @dataclass(frozen=True)

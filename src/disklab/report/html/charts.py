@@ -1,18 +1,21 @@
 """The report's charts: a registry of functions, each deciding from the runs whether its chart applies.
 
 Adding a chart is adding one function to CHARTS: it takes the runs and returns chart specs (none when it does
-not apply). Specs are plain data; svg.py draws them. Repeated tests are plotted as their mean (the view metrics).
+not apply). Specs are plain data; svg.py draws them. Repeated tests are plotted as their mean (the view metrics)
+with the 95 % confidence interval of that mean (analysis/stats.py), as the tables show it. An axis whose figures
+span more than a decade is logarithmic.
 """
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from disklab.analysis.repeats import planned_tests
+from disklab.analysis.repeats import planned_tests, repeated
+from disklab.analysis.stats import Summary, summarize
 from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
-from disklab.report.table import run_label
-from disklab.report.labels import axis_label
+from disklab.report.labels import axis_label, run_labels
 from disklab.store.records import RunRecord, StoredTest
 
 MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart
@@ -20,13 +23,18 @@ SWEEP_MIN_POINTS = 3  # a parameter that takes fewer values is a comparison, not
 # The parameters that make two tests the same workload, so that they may share a line or a chart.
 _WORKLOAD_FIELDS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "sync", "frame_size")
 _MIXED_NOTE = " · read + write"
-_PERCENTILE_LABELS = {name: name.replace("_", ".") for name in PERCENTILES.values()}  # p99_9 -> p99.9
+LOG_RATIO = 10  # figures whose largest is this many times their smallest get a log axis: a linear one flattens them
+# Percentiles sit at -log10(1 - p), as latency plots place them: 50, 90, 99, 99.9 and 99.99 a step apart.
+_PERCENTILE_X = {name: -math.log10(1 - float(key) / 100) for key, name in PERCENTILES.items()}
+_PERCENTILE_TICKS = tuple((_PERCENTILE_X[name], f"{float(key):g}") for key, name in PERCENTILES.items())
 
 
 @dataclass(frozen=True)
 class SeriesSpec:
     name: str  # the legend entry
     points: tuple[tuple[float, float], ...]  # (x, y); for bars x is the category's index
+    # Per point, when its y is the mean of n > 1 repeats: their summary, drawn as the 95 % interval. Else None.
+    spreads: tuple[Summary | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,9 @@ class ChartSpec:
     x_ticks: tuple[tuple[float, str], ...] = ()  # positions and their labels; bars: the categories
     x_log2: bool = False
     y_log: bool = False
+    y_range: tuple[float, float] | None = None  # figures the y axis must reach: one range over charts compared
+    bands: bool = False  # intervals drawn as a band along the line (many points) instead of error bars
+    note: str = ""  # under the title, inside the SVG: what a copied chart must not lose
 
 
 @dataclass(frozen=True)
@@ -51,19 +62,42 @@ class Planned:
     label: str
     params: dict
     tests: tuple[StoredTest, ...]
+    repeats: bool  # the tests are repeats of one measurement (not rounds towards steady state)
 
     def figure(self, metric: str) -> float | None:
         """Read + write for mixed tests, the mean over repeats."""
         return REGISTRY[metric].compute(self.tests)
 
+    def spread(self, metric: str) -> Summary | None:
+        """The repeats' summary (its mean is figure's), when there are several; None for one test or rounds."""
+        values = [REGISTRY[metric].compute([test]) for test in self.tests]
+        if not self.repeats or len(values) < 2 or None in values:
+            return None
+        return summarize(values)
+
     def workload(self, *leave_out: str) -> tuple:
         return tuple(self.params.get(f) for f in _WORKLOAD_FIELDS if f not in leave_out)
 
 
-def planned(record: RunRecord) -> list[Planned]:
-    label = run_label(record.info)
-    return [Planned(label, tests[0].label, tests[0].params, tuple(tests)) for tests in planned_tests(record).values()
+def planned(record: RunRecord, records: Sequence[RunRecord]) -> list[Planned]:
+    """`records`: the runs charted together; the run's label names what differs between them (labels.py)."""
+    labels = dict(zip((r.info.id for r in records), run_labels([r.info for r in records])))
+    label, repeats = labels[record.info.id], repeated(record)
+    return [Planned(label, tests[0].label, tests[0].params, tuple(tests), repeats)
+            for tests in planned_tests(record).values()
             if not is_pgbench_test(tests[0])]  # pgbench steps are no fio workload; their sweep is a table
+
+
+def log_scale(series: Sequence[SeriesSpec]) -> bool:
+    """Whether the figures span more than LOG_RATIO: then a linear axis would flatten the smaller to its floor."""
+    values = [y for s in series for _, y in s.points if y is not None and math.isfinite(y) and y > 0]
+    return bool(values) and max(values) >= LOG_RATIO * min(values)
+
+
+def _y_label(unit: str, series: Sequence[SeriesSpec]) -> str:
+    """The unit, defined where it could be misread, and the scale when it is not linear: a copied chart keeps them."""
+    notes = ["10^6 bytes/s"] * (unit == "MB/s") + ["log scale"] * log_scale(series)
+    return f"{unit} ({', '.join(notes)})" if notes else unit
 
 
 def describe(params: dict, *leave_out: str) -> str:
@@ -84,7 +118,7 @@ def _sweeps(records: Sequence[RunRecord], field: str) -> dict[tuple, list[Planne
     """Planned tests grouped by workload with `field` left out, kept where `field` takes enough values."""
     groups: dict[tuple, list[Planned]] = {}
     for record in records:
-        for test in planned(record):
+        for test in planned(record, records):
             if test.params.get("bssplit") is None and test.params.get("frame_size") is None:
                 groups.setdefault(test.workload(field), []).append(test)
     return {
@@ -99,8 +133,9 @@ def _line(name: str, tests: Sequence[Planned], x_field: str, metric: str) -> Ser
     for test in tests:
         value = test.figure(metric)
         if value is not None:
-            by_x[test.params[x_field]] = value
-    return SeriesSpec(name, tuple(sorted(by_x.items())))
+            by_x[test.params[x_field]] = (value, test.spread(metric))
+    points = sorted(by_x.items())
+    return SeriesSpec(name, tuple((x, y) for x, (y, _) in points), tuple(spread for _, (_, spread) in points))
 
 
 def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
@@ -118,8 +153,8 @@ def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
                 title=f"{unit} over block size · {workload}",
                 caption=f"{unit} per block size, one line per run{mixed}"
                 + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-                x_label="block size (log2 scale)", y_label=unit, series=series,
-                x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True,
+                x_label="block size (log2 scale)", y_label=_y_label(unit, series), series=series,
+                x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
             ))
     return charts
 
@@ -139,57 +174,83 @@ def read_share_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             name = axis_label("iodepth", test.params["iodepth"])
             lines.setdefault(f"{test.run} · {name}" if several_runs else name, []).append(test)
         shares = sorted({t.params["rwmixread"] for t in tests})
+        series = tuple(_line(name, line, "rwmixread", "iops") for name, line in lines.items())
         charts.append(ChartSpec(
             id=f"read-share-{n}", kind="line",
             title=f"IOPS over read share · {describe(tests[0].params, 'rwmixread', 'iodepth')}",
             caption="IOPS (read + write) per read share, one line per queue depth" + " and run" * several_runs,
-            x_label="read share (%)", y_label="IOPS",
-            series=tuple(_line(name, line, "rwmixread", "iops") for name, line in lines.items()),
-            x_ticks=tuple((share, f"{share}") for share in shares),
+            x_label="read share (%)", y_label=_y_label("IOPS", series), series=series,
+            x_ticks=tuple((share, f"{share}") for share in shares), y_log=log_scale(series),
         ))
     return charts
 
 
 def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
-    """Completion-latency percentiles, one chart per run, one line per test and direction (when they fit)."""
-    charts = []
+    """Completion-latency percentiles on a log-scaled percentile axis. A test that several runs have (matched by
+    label): a chart of its own, a line per run, overlaid; a run's other tests: a chart of the run, a line per test
+    and direction, when they fit (MAX_LINES). Every such chart of the report shares one latency range, so that
+    none looks better for its scale alone."""
+    by_label: dict[str, list[Planned]] = {}
     for record in records:
-        lines = []
-        for test in planned(record):
+        for test in planned(record, records):
+            by_label.setdefault(test.label, []).append(test)
+    groups: dict[str, list[SeriesSpec]] = {}
+    across: dict[str, bool] = {}  # the chart overlays runs (else the tests of one run)
+    repeats: dict[str, set[int]] = {}  # how many repeats the chart's tests had
+    for label, tests in by_label.items():
+        shared = len({t.run for t in tests}) > 1
+        for test in tests:
+            key = label if shared else test.run
+            across[key] = shared
+            repeats.setdefault(key, set()).add(len(test.tests))
             for direction in DIRECTIONS:
                 points = _worst_percentiles(test.tests, direction)
                 if points:
                     several = len(test.tests[0].metrics) > 1  # mixed and trimwrite tests: a line per direction
-                    lines.append(SeriesSpec(f"{test.label} · {direction}" if several else test.label, points))
-        if not lines or len(lines) > MAX_LINES:
-            continue
-        repeated = any(len(t.tests) > 1 for t in planned(record))
+                    name = test.run if shared else test.label
+                    groups.setdefault(key, []).append(SeriesSpec(f"{name} · {direction}" if several else name, points))
+    groups = {key: lines for key, lines in groups.items() if len(lines) <= MAX_LINES}  # more: a tangle, not a chart
+    values = [y for lines in groups.values() for line in lines for _, y in line.points]
+    shared_range = (min(values), max(values)) if values else None
+    charts = []
+    for n, (key, lines) in enumerate(groups.items(), start=1):
         charts.append(ChartSpec(
-            id=f"latency-run-{record.info.id}", kind="line",
-            title=f"Completion latency percentiles · {run_label(record.info)}",
-            caption="fio's completion latency (clat) percentiles in µs, log scale, one line per test and direction"
-            + (" · repeated tests: the worst of the repeats (percentiles cannot be averaged)" if repeated else ""),
-            x_label="percentile", y_label="latency (µs)", series=tuple(lines),
-            x_ticks=tuple(enumerate(_PERCENTILE_LABELS.values())), y_log=True,
+            id=f"latency-{n}", kind="line", title=f"Completion latency percentiles · {key}",
+            caption="fio's completion latency (clat) percentiles, both axes log scale, one line per "
+            + ("run" if across[key] else "test") + " and direction" * any(" · " in s.name for s in lines)
+            + (" · one latency range for every chart of the report" if len(groups) > 1 else "")
+            + (" · repeated tests: the worst of the repeats (percentiles cannot be averaged)"
+               if max(repeats[key]) > 1 else ""),
+            x_label="percentile (%), log scale of 1 - p", y_label="latency (µs, log scale)", series=tuple(lines),
+            x_ticks=_PERCENTILE_TICKS, y_log=True, y_range=shared_range, note=_worst_note(repeats[key]),
         ))
     return charts
 
 
+def _worst_note(counts: set[int]) -> str:
+    """Percentiles of repeats are their worst, never a mean: no error bars, and the chart says why."""
+    if max(counts) < 2:
+        return ""
+    n = f"{min(counts)}-{max(counts)}" if len(counts) > 1 else f"{max(counts)}"
+    return f"repeated tests: the worst of n = {n} repeats at each percentile (percentiles cannot be averaged)"
+
+
 def _worst_percentiles(tests: Sequence[StoredTest], direction: str) -> tuple[tuple[float, float], ...]:
     points = []
-    for i, name in enumerate(_PERCENTILE_LABELS):
+    for name, x in _PERCENTILE_X.items():
         values = [m.clat_percentiles_ns[name] for t in tests for m in t.metrics
                   if m.direction == direction and name in m.clat_percentiles_ns]
         if values:
-            points.append((float(i), max(values) / 1e3))
+            points.append((x, max(values) / 1e3))
     return tuple(points)
 
 
 def time_series_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
-    """IOPS per logged interval, one chart per test (matched across runs by label), one line per run and direction."""
+    """IOPS per logged interval, one chart per test (matched across runs by label), one line per run and direction;
+    repeated tests as the mean of their repeats in a band of its 95 % interval."""
     by_label: dict[str, list[Planned]] = {}
     for record in records:
-        for test in planned(record):
+        for test in planned(record, records):
             if any(s.kind == "iops" for t in test.tests for s in t.series):
                 by_label.setdefault(test.label, []).append(test)
     charts = []
@@ -198,27 +259,29 @@ def time_series_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         series = []
         for test in tests:
             for direction in DIRECTIONS:
-                points = _mean_series(test.tests, direction)
-                if points:
+                points = _mean_series(test, direction)
+                if points.points:
                     name = " · ".join([test.run] * several_runs + [direction])
-                    series.append(SeriesSpec(name, points))
+                    series.append(SeriesSpec(name, points.points, points.spreads))
         charts.append(ChartSpec(
             id=f"series-{n}", kind="line", title=f"IOPS over time · {label}",
             caption="IOPS per logged interval, jobs combined, one line per " + "run and " * several_runs + "direction"
             + " · repeated tests: the mean of the repeats" * any(len(t.tests) > 1 for t in tests),
-            x_label="time from start of measurement (s)", y_label="IOPS", series=tuple(series),
+            x_label="time from start of measurement (s)", y_label="IOPS", series=tuple(series), bands=True,
         ))
     return charts
 
 
-def _mean_series(tests: Sequence[StoredTest], direction: str) -> tuple[tuple[float, float], ...]:
+def _mean_series(test: Planned, direction: str) -> SeriesSpec:
     by_t: dict[int, list[float]] = {}
-    for test in tests:
-        for s in test.series:
+    for stored in test.tests:
+        for s in stored.series:
             if s.kind == "iops" and s.direction == direction:
                 for p in s.points:
                     by_t.setdefault(p.t_ms, []).append(p.value)
-    return tuple((t / 1000, sum(values) / len(values)) for t, values in sorted(by_t.items()))
+    times = sorted(by_t)
+    return SeriesSpec(direction, tuple((t / 1000, sum(by_t[t]) / len(by_t[t])) for t in times),
+                      tuple(summarize(by_t[t]) if test.repeats and len(by_t[t]) > 1 else None for t in times))
 
 
 QUICK_SUITE = "quick"
@@ -226,7 +289,7 @@ QUICK_SUITE = "quick"
 
 def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
     """The quick profile as grouped bars, one bar per run per test: sequential tests in MB/s, random in IOPS."""
-    quick = [test for record in records if record.info.suite_name == QUICK_SUITE for test in planned(record)]
+    quick = [test for record in records if record.info.suite_name == QUICK_SUITE for test in planned(record, records)]
     charts = []
     for pattern, metric, unit in (("sequential", "mb_per_s", "MB/s"), ("random", "iops", "IOPS")):
         tests = [t for t in quick if t.params["pattern"] == pattern]
@@ -235,13 +298,15 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         categories = list(dict.fromkeys(t.label for t in tests))
         runs = list(dict.fromkeys(t.run for t in tests))
         series = tuple(
-            SeriesSpec(run, tuple((float(categories.index(t.label)), t.figure(metric)) for t in tests if t.run == run))
-            for run in runs
+            SeriesSpec(run, tuple((float(categories.index(t.label)), t.figure(metric)) for t in mine),
+                       tuple(t.spread(metric) for t in mine))
+            for run in runs for mine in ([t for t in tests if t.run == run],)
         )
         charts.append(ChartSpec(
             id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
             caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-            x_label="test", y_label=unit, series=series, x_ticks=tuple(enumerate(categories)),
+            x_label="test", y_label=_y_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
+            y_log=log_scale(series),
         ))
     return charts
 

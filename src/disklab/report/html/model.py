@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
-from disklab.report.compare import headings, notes, row_texts, shown
+from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.html.charts import ChartSpec, select_charts
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
 from disklab.report.table import (
-    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, run_label, spread_warning,
+    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
     sweep_cells,
 )
-from disklab.report.labels import axis_label
+from disklab.report.labels import axis_label, run_labels
 from disklab.report.views import build_view, cell_text
 from disklab.store.records import RunRecord
 
@@ -28,6 +28,8 @@ class TableModel:
     headings: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]  # the first cell of a row names it, the others are figures
     notes: tuple[str, ...] = ()
+    # Per row, a class per cell ("" for none): a comparison's verdicts, coloured beside their words.
+    styles: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,24 +53,24 @@ class ReportModel:
 
 
 def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel:
-    labels = [run_label(r.info) for r in records]
+    labels = run_labels([r.info for r in records])  # one name per run in every table, heading and legend
     suites = list(dict.fromkeys(r.info.suite_name for r in records))
     return ReportModel(
         title=f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
         generated_at=generated_at,
-        tested=_tested(records),
-        comparison=_comparison(records),
+        tested=_tested(records, labels),
+        comparison=_comparison(records, labels),
         charts=select_charts(records),
-        runs=tuple(_section(record) for record in records),
+        runs=tuple(_section(record, label) for record, label in zip(records, labels)),
     )
 
 
-def _tested(records: Sequence[RunRecord]) -> TableModel:
+def _tested(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel:
     rows = []
-    for record in records:
+    for record, label in zip(records, labels):
         info = record.info
         rows.append((
-            run_label(info), info.suite_name, f"{info.target} ({info.target_kind})", info.hostname, info.started_at,
+            label, info.suite_name, f"{info.target} ({info.target_kind})", info.hostname, info.started_at,
             info.status, f"{info.finished_tests}/{info.planned_tests}", f"{info.fio_version} {info.fio_engine}",
             _options(info.options),
         ))
@@ -76,21 +78,27 @@ def _tested(records: Sequence[RunRecord]) -> TableModel:
     return TableModel("", headings, tuple(rows))
 
 
-def _comparison(records: Sequence[RunRecord]) -> TableModel | None:
+def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> TableModel | None:
     """The runs side by side as `disklab compare` shows them, baseline first, with its notes (crossovers, noise)."""
     if len(records) < 2:
         return None
     comparison = compare_runs(records)
     # Runs without a test in common with the baseline would only add columns of n/a.
-    compared = [r for i, r in enumerate(records) if any(row.cells[i].summary for row in comparison.rows)]
-    if len(compared) < 2 or compared[0] is not records[0]:
+    kept = [i for i in range(len(records)) if any(row.cells[i].summary for row in comparison.rows)]
+    if len(kept) < 2 or kept[0] != 0:
         return None
-    view = shown(compare_runs(compared), only_changed=False)
-    labels = [run_label(r.info) for r in compared]
+    view = shown(compare_runs([records[i] for i in kept]), only_changed=False)
+    labels = [report_labels[i] for i in kept]
     return TableModel(
         f"{' vs '.join(labels)} · baseline {labels[0]}", tuple(headings(labels)),
         tuple(tuple(row_texts(row)) for row in view.rows), tuple(notes(view)),
+        tuple(tuple(_verdict_class(v) for v in verdict_styles(row)) for row in view.rows),
     )
+
+
+def _verdict_class(verdict: str | None) -> str:
+    """'within noise' -> 'verdict-within-noise'; the page's stylesheet colours them."""
+    return f"verdict-{verdict.replace(' ', '-')}" if verdict else ""
 
 
 def _options(options: dict) -> str:
@@ -99,32 +107,32 @@ def _options(options: dict) -> str:
     ) or "-"
 
 
-def _section(record: RunRecord) -> RunSection:
+def _section(record: RunRecord, label: str) -> RunSection:
     info = record.info
     tables = []
-    view = build_view(record)
+    view = build_view(record, label)
     if view:
         tables.append(TableModel(
             view.title, (view.row_heading, *(c.heading for c in view.columns)),
-            tuple((label, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
-                  for label, cells in zip(view.rows, view.cells)),
+            tuple((row, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
+                  for row, cells in zip(view.rows, view.cells)),
             view.notes,
         ))
     if is_pgbench_run(record):
-        tables.append(_sweep_table(record))
+        tables.append(_sweep_table(record, label))
     else:
-        tables.append(_summary_table(record) if repeated(record) else _results_table(record))
+        tables.append(_summary_table(record, label) if repeated(record) else _results_table(record, label))
     notes = [*flag_lines(record)]
     notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
     if info.error:
         notes.append(f"{info.status}: {info.error}")
     return RunSection(
-        id=info.id, label=run_label(info), title=f"{run_label(info)} · {info.suite_name} · {info.target}",
-        tables=tuple(tables), environment=_environment(record), notes=tuple(notes),
+        id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.target}",
+        tables=tuple(tables), environment=_environment(record, label), notes=tuple(notes),
     )
 
 
-def _results_table(record: RunRecord) -> TableModel:
+def _results_table(record: RunRecord, label: str) -> TableModel:
     rows = tuple(
         (row.test, row.direction, f"{row.mb_per_s:,.1f}", f"{row.iops:,.0f}", format_us(row.lat_mean_us),
          format_us(row.clat_p50_us), format_us(row.clat_p99_us), format_us(row.clat_p99_9_us),
@@ -133,16 +141,16 @@ def _results_table(record: RunRecord) -> TableModel:
     )
     headings = ("Test", "Dir", "MB/s", "IOPS", "Mean lat µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs")
     notes = ("MB/s = 10^6 bytes/s · latency: mean of total latency, percentiles of completion latency",)
-    return TableModel(f"{run_label(record.info)} · every test", headings, rows, notes)
+    return TableModel(f"{label} · every test", headings, rows, notes)
 
 
-def _sweep_table(record: RunRecord) -> TableModel:
+def _sweep_table(record: RunRecord, label: str) -> TableModel:
     """A pgbench run's client sweep, as `show` prints it."""
     rows = tuple(tuple(sweep_cells(row)) for row in sweep_rows(record))
-    return TableModel(f"{run_label(record.info)} · client sweep", SWEEP_HEADINGS, rows, (SWEEP_NOTE,))
+    return TableModel(f"{label} · client sweep", SWEEP_HEADINGS, rows, (SWEEP_NOTE,))
 
 
-def _summary_table(record: RunRecord) -> TableModel:
+def _summary_table(record: RunRecord, label: str) -> TableModel:
     rows = summary_rows(record)
     cells = tuple(
         (row.test, row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
@@ -152,11 +160,11 @@ def _summary_table(record: RunRecord) -> TableModel:
     headings = ("Test", "Dir", "n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs")
     warning = spread_warning(rows)
     notes = (SPREAD_NOTE, "MB/s = 10^6 bytes/s", *([warning] if warning else []))
-    return TableModel(f"{run_label(record.info)} · every planned test", headings, cells, notes)
+    return TableModel(f"{label} · every planned test", headings, cells, notes)
 
 
-def _environment(record: RunRecord) -> TableModel | None:
+def _environment(record: RunRecord, label: str) -> TableModel | None:
     if not record.env:
         return None
     rows = tuple((label_of(name), format_value(name, value)) for name, value in ordered(record.env))
-    return TableModel(f"{run_label(record.info)} · environment", ("Key", "Value"), rows)
+    return TableModel(f"{label} · environment", ("Key", "Value"), rows)

@@ -1,7 +1,10 @@
 """Chart specs -> inline SVG, drawn in plain Python: text stays <text>, nothing is referenced outside the SVG.
 
+A chart's SVG stands alone: its title, axis names with their units, legend and the note on its error bars are
+inside it, so a chart copied or downloaded out of the report still says what it shows.
 Each series carries a stable id (`{chart}-series-{i}`, bars `{chart}-series-{i}-bar-{j}`), so that what a
-browser shows can be counted from the SVG itself: a line's points are the <use> markers inside its group.
+browser shows can be counted from the SVG itself: a line's points are the <use> markers inside its group; the
+95 % intervals of means of repeats are the `error-bar` lines (or `error-band` paths) of `error-bars` groups.
 Every id starts with the chart's id, so that charts share a page. Every string is escaped here. A point that
 is not a finite number (or not positive, on a log x axis) has no place on the chart and is left out, never
 drawn as some other value; a value at or below zero on a log y axis sits on the axis' bottom edge.
@@ -9,93 +12,67 @@ drawn as some other value; a value at or below zero on a log y axis sits on the 
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 
+from disklab.analysis.stats import Summary
+from disklab.report.html.axes import Axis, Plot, number, text_width, x_axis, y_axis
 from disklab.report.html.charts import ChartSpec
 
 # matplotlib's tab10 palette: ten colours, so at most ten lines in one chart (charts.MAX_LINES).
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _WIDTH, _PLOT_HEIGHT = 720, 250  # viewBox units; the page scales the whole (CSS width 100%)
-_FONT, _SMALL = 11, 9
-_EM = 0.62  # average glyph width in ems of a wide sans-serif (DejaVu Sans): text widths are estimated, not measured
+_FONT, _SMALL, _TITLE = 11, 9, 13
+_TITLE_EM = 0.68 / 0.62  # bold glyphs are wider than text_width's estimate
 _TICK, _GAP = 4, 4
 _SLANT = 35  # degrees: x tick labels too wide for their room turn this much
 _LEGEND_SWATCH, _LEGEND_ROW = 24, 17
 _RIGHT_LEGEND_MAX = 210  # a wider legend goes below the plot, where it may wrap
-_INK, _AXIS, _GRID = "#222", "#555", "#e4e4e4"
+_CAP = 4  # half the width of an error bar's caps
+_INK, _AXIS, _GRID, _MINOR, _MUTED = "#222", "#555", "#e4e4e4", "#f3f3f3", "#555"
 
-
-@dataclass(frozen=True)
-class _Axis:
-    """One axis: the range it shows, its ticks, and how values map onto it (plain, log2 or log10)."""
-
-    lo: float  # in scale units (log2 or log10 of the value on log axes)
-    hi: float
-    ticks: tuple[tuple[float, str], ...]  # (value, label)
-    log: int | None = None  # the logarithm's base
-
-    def scaled(self, value: float) -> float:
-        if self.log is None:
-            return value
-        if value <= 0:
-            return self.lo  # only the y axis gets here: its bottom edge (see the module's docstring)
-        return math.log10(value) if self.log == 10 else math.log2(value)
-
-    def fraction(self, value: float) -> float:
-        return (self.scaled(value) - self.lo) / (self.hi - self.lo)
-
-
-@dataclass(frozen=True)
-class _Plot:
-    left: float
-    top: float
-    width: float
-    height: float
-
-    def x(self, axis: _Axis, value: float) -> float:
-        return self.left + axis.fraction(value) * self.width
-
-    def y(self, axis: _Axis, value: float) -> float:
-        return self.top + (1 - axis.fraction(value)) * self.height
+Point = tuple[int, float, float, Summary | None]  # index in the series, x, y, the repeats' summary (n > 1) or None
 
 
 def render_svg(spec: ChartSpec) -> str:
     """One chart as an <svg> element to inline in the report."""
-    points = [_drawable(spec, series.points) for series in spec.series]
+    points = [_drawable(spec, series) for series in spec.series]
     legend_right = _legend_fits_right(spec)
-    right = 14 + _LEGEND_SWATCH + 6 + max((_text_width(s.name) for s in spec.series), default=0) if legend_right else 12
+    right = 14 + _LEGEND_SWATCH + 6 + max((text_width(s.name) for s in spec.series), default=0) if legend_right else 12
     bars = spec.kind == "bars"
-    categories = max([1, len(spec.x_ticks), *(int(x) + 1 for series in points for _, x, _ in series)]) if bars else 0
+    categories = max([1, len(spec.x_ticks), *(int(x) + 1 for series in points for _, x, _, _ in series)]) if bars else 0
     bar_labels, upright, headroom = _bar_labels(spec, points, (_WIDTH - right - 70) / max(categories, 1))
-    y_axis = _y_axis(spec, [y for series in points for _, _, y in series], headroom)
-    x_axis = _x_axis(spec, [x for series in points for _, x, _ in series], categories)
-    left = 8 + _FONT + 8 + max((_text_width(label) for _, label in y_axis.ticks), default=0) + _TICK + _GAP
-    plot = _Plot(left, 12, _WIDTH - right - left, _PLOT_HEIGHT)
-    x_positions = [plot.x(x_axis, value) for value, _ in x_axis.ticks]
+    heading = _heading(spec, points)
+    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)], headroom)
+    horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series], categories)
+    left = 8 + _FONT + 8 + max((text_width(label) for _, label in vertical.ticks), default=0) + _TICK + _GAP
+    top = 12 + len(heading) * (_TITLE + 5) + 4
+    plot = Plot(left, top, _WIDTH - right - left, _PLOT_HEIGHT)
+    x_positions = [plot.x(horizontal, value) for value, _ in horizontal.ticks]
     room = min((b - a for a, b in zip(x_positions, x_positions[1:])), default=plot.width)
-    longest = max((_text_width(label) for _, label in x_axis.ticks), default=0)
+    longest = max((text_width(label) for _, label in horizontal.ticks), default=0)
     slanted = longest > room - 2  # labels that would touch their neighbours turn
-    if slanted and x_axis.ticks:  # and the first one, hanging left of its tick, must stay inside the chart
-        first = x_axis.fraction(x_axis.ticks[0][0])
-        hangs = _text_width(x_axis.ticks[0][1]) * math.cos(math.radians(_SLANT)) + 4
+    if slanted and horizontal.ticks:  # and the first one, hanging left of its tick, must stay inside the chart
+        first = horizontal.fraction(horizontal.ticks[0][0])
+        hangs = text_width(horizontal.ticks[0][1]) * math.cos(math.radians(_SLANT)) + 4
         left = max(left, (hangs - first * (_WIDTH - right)) / (1 - first)) if first < 1 else left
-        plot = _Plot(left, plot.top, _WIDTH - right - left, plot.height)
+        plot = Plot(left, plot.top, _WIDTH - right - left, plot.height)
     x_label_y = plot.top + plot.height + _TICK + _GAP + (longest * 0.5 + _FONT if slanted else _FONT) + _GAP + _FONT
     legend_rows = [[entry] for entry in enumerate(spec.series)] if legend_right else _legend_rows(spec)
     height = x_label_y + 8 + (0 if legend_right else len(legend_rows) * _LEGEND_ROW + 6 * bool(legend_rows))
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_f(height)}" width="{_WIDTH}" '
-           f'height="{_f(height)}" font-family="sans-serif" font-size="{_FONT}" fill="{_INK}">']
+           f'height="{_f(height)}" font-family="sans-serif" font-size="{_FONT}" fill="{_INK}" role="img">'
+           f'<title>{escape(spec.title)}</title>']
     if not bars:
         out.append(f'<defs><circle id="{escape(spec.id)}-marker" r="3.2"/></defs>')
-    out += _grid_and_axes(spec, plot, x_axis, y_axis, slanted, x_label_y)
+    out += _heading_texts(heading)
+    out += _grid_and_axes(spec, plot, horizontal, vertical, slanted, x_label_y)
     for i, series in enumerate(points):
         if bars:
-            out += _bar_group(spec, i, series, plot, x_axis, y_axis, bar_labels, upright)
+            out += _bar_group(spec, i, series, plot, horizontal, vertical, bar_labels, upright)
         else:
-            out += _line_group(spec, i, series, plot, x_axis, y_axis)
+            out += _line_group(spec, i, series, plot, horizontal, vertical)
     if legend_right:
         out += _legend(legend_rows, spec, plot.left + plot.width + 14, plot.top + 6)
     else:
@@ -104,117 +81,114 @@ def render_svg(spec: ChartSpec) -> str:
     return "".join(out)
 
 
-def _bar_labels(spec: ChartSpec, points, category_width: float) -> tuple[bool, bool, float]:
-    """Whether bars carry their values, whether those stand upright (too wide for a bar), and the headroom
-    (a fraction of the plot's height) the y axis keeps above the data for them or for the markers."""
-    labelled = spec.kind == "bars" and 0 < len(spec.series) <= 3
-    widest = max((_text_width(_number(y), _SMALL) for series in points for _, _, y in series), default=0)
-    upright = labelled and widest > category_width * 0.8 / len(spec.series)
-    return labelled, upright, (widest + 6 if upright else _SMALL + 8 if labelled else 6) / _PLOT_HEIGHT
-
-
-def _drawable(spec: ChartSpec, points) -> list[tuple[int, float, float]]:
-    """(index, x, y) of the points that have a place on the chart; the index keeps bar ids stable."""
-    return [(j, float(x), float(y)) for j, (x, y) in enumerate(points)
+def _drawable(spec: ChartSpec, series) -> list[Point]:
+    """The points that have a place on the chart; the index keeps bar ids stable."""
+    spreads = series.spreads or (None,) * len(series.points)
+    return [(j, float(x), float(y), _interval(spread)) for j, ((x, y), spread) in enumerate(zip(series.points, spreads))
             if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
             and (x > 0 or not spec.x_log2)]
 
 
-def _y_axis(spec: ChartSpec, values: list[float], headroom: float) -> _Axis:
-    if spec.y_log:
-        return _log10_axis([v for v in values if v > 0])
-    low, high = min([0.0, *values]), max([0.0, *values])
-    # Nothing but zeros, or nothing at all: an axis from 0 to 1.
-    ticks = _nice_ticks(low, high + (high - low) * headroom, 5) if high > low else _nice_ticks(0.0, 1.0, 5)
-    return _Axis(ticks[0], ticks[-1], tuple((t, _number(t)) for t in ticks))
+def _interval(spread: Summary | None) -> Summary | None:
+    """Only a mean of n > 1 repeats with a finite interval gets an error bar."""
+    if spread is None or spread.n < 2 or spread.ci95_half_width is None or not math.isfinite(spread.ci95_half_width):
+        return None
+    return spread
 
 
-def _log10_axis(values: list[float]) -> _Axis:
-    """Labels at the powers of ten; over less than two decades also at 2 and 5, the axis cut to the ticks around
-    the data."""
-    low, high = (min(values), max(values)) if values else (1.0, 10.0)
-    lo, hi = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    if math.log10(high / low) >= 2:
-        ticks = [10.0 ** k for k in range(lo, hi + 1)]
-    else:
-        steps = [m * 10.0 ** k for k in range(lo - 1, hi + 2) for m in (1, 2, 5)]
-        first = max(i for i, t in enumerate(steps) if t <= low)
-        last = min(i for i, t in enumerate(steps) if t >= high)
-        if first == last:  # one value, on a tick: a tick either side of it
-            first, last = first - 1, last + 1
-        ticks = steps[first:last + 1]
-    return _Axis(math.log10(ticks[0]), math.log10(ticks[-1]), tuple((t, _number(t)) for t in ticks), log=10)
+def _extent(point: Point) -> tuple[float, ...]:
+    """What the y axis must reach for a point: the point, and its error bar's ends."""
+    _, _, y, spread = point
+    return (y,) if spread is None else (y, *_ends(y, spread))
 
 
-def _x_axis(spec: ChartSpec, values: list[float], categories: int) -> _Axis:
-    if spec.kind == "bars":
-        return _Axis(-0.5, categories - 0.5, spec.x_ticks)
-    ticks = spec.x_ticks
-    if spec.x_log2:
-        ticks = tuple((x, label) for x, label in ticks if x > 0)
-        scaled = [math.log2(v) for v in [*values, *(x for x, _ in ticks)]] or [0.0]
-        low, high = min(scaled), max(scaled)
-        if not ticks:
-            ticks = tuple((2.0 ** k, _number(2.0 ** k)) for k in range(math.floor(low), math.ceil(high) + 1))
-        margin = (high - low) * 0.05 or 0.5
-        return _Axis(low - margin, high + margin, ticks, log=2)
-    if not ticks:  # a time series in seconds: from the start, in whole, round numbers
-        found = _nice_ticks(min([0.0, *values]), max(values, default=1.0), 6, whole=True)
-        margin = (found[-1] - found[0]) * 0.03  # no marker on the y axis
-        return _Axis(found[0] - margin, found[-1] + margin, tuple((t, _number(t)) for t in found))
-    every = [*values, *(x for x, _ in ticks)]
-    low, high = min(every), max(every)
-    margin = (high - low) * 0.05 or 0.5
-    return _Axis(low - margin, high + margin, ticks)
+def _ends(y: float, spread: Summary) -> tuple[float, float]:
+    """The interval's ends as drawn: a figure at or above zero (IOPS, MB/s, µs) cannot be negative, so an interval
+    wider than its mean stops at zero; the tooltip keeps its true width."""
+    low = y - spread.ci95_half_width
+    return (low if y < 0 else max(low, 0.0)), y + spread.ci95_half_width
 
 
-def _nice_ticks(low: float, high: float, count: int, whole: bool = False) -> list[float]:
-    """Ticks at multiples of 1, 2 or 5 times a power of ten, from at or below `low` to at or above `high`."""
-    if high <= low:
-        high = low + 1
-    raw = (high - low) / count
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if raw <= m * power * (1 + 1e-9))
-    if whole:
-        step = max(step, 1.0)
-    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
-    decimals = max(0, -math.floor(math.log10(step)))
-    return [round(n * step, decimals) + 0.0 for n in range(first, last + 1)]  # + 0.0: never a "-0"
+def _heading(spec: ChartSpec, points: list[list[Point]]) -> list[tuple[str, bool]]:
+    """The title's lines, then the notes' (the chart's own, and the error bars'), wrapped to the chart's width:
+    (text, is the title)."""
+    notes = [spec.note] if spec.note else []
+    ns = sorted({p[3].n for series in points for p in series if p[3] is not None})
+    if ns:
+        n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+        shape = "shaded band" if spec.bands and spec.kind == "line" else "error bars"
+        notes.append(f"mean of n = {n} repeats · {shape}: 95 % confidence interval of the mean")
+    return [(line, True) for line in _wrap(spec.title, _TITLE * _TITLE_EM)] + [
+        (line, False) for note in notes for line in _wrap(note, _FONT)]
 
 
-def _grid_and_axes(spec: ChartSpec, plot: _Plot, x_axis: _Axis, y_axis: _Axis, slanted: bool,
+def _wrap(text: str, size: float) -> list[str]:
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and text_width(f"{line} {word}", size) > _WIDTH - 20:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
+def _heading_texts(heading: list[tuple[str, bool]]) -> list[str]:
+    out = []
+    for k, (text, title) in enumerate(heading):
+        y = 12 + k * (_TITLE + 5) + _TITLE * 0.8
+        style = f'class="chart-title" font-size="{_TITLE}" font-weight="bold"' if title else \
+            f'class="chart-note" font-size="{_FONT}" fill="{_MUTED}"'
+        out.append(f'<text {style} x="8" y="{_f(y)}">{escape(text)}</text>')
+    return out
+
+
+def _bar_labels(spec: ChartSpec, points, category_width: float) -> tuple[bool, bool, float]:
+    """Whether bars carry their values, whether those stand upright (too wide for a bar), and the headroom
+    (a fraction of the plot's height) the y axis keeps above the data for them or for the markers."""
+    labelled = spec.kind == "bars" and 0 < len(spec.series) <= 3
+    widest = max((text_width(number(y), _SMALL) for series in points for _, _, y, _ in series), default=0)
+    upright = labelled and widest > category_width * 0.8 / len(spec.series)
+    return labelled, upright, (widest + 6 if upright else _SMALL + 8 if labelled else 6) / _PLOT_HEIGHT
+
+
+def _grid_and_axes(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis, slanted: bool,
                    x_label_y: float) -> list[str]:
     bottom, right = plot.top + plot.height, plot.left + plot.width
-    out = [f'<g stroke="{_GRID}" stroke-width="1">']
-    for value, _ in y_axis.ticks:
-        y = plot.y(y_axis, value)
+    out = [f'<g stroke="{_MINOR}" stroke-width="1">']
+    for value in _minor_ticks(vertical):
+        y = plot.y(vertical, value)
+        out.append(f'<line x1="{_f(plot.left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}"/>')
+    out.append(f'</g><g stroke="{_GRID}" stroke-width="1">')
+    for value, _ in vertical.ticks:
+        y = plot.y(vertical, value)
         out.append(f'<line x1="{_f(plot.left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}"/>')
     if spec.kind != "bars":
-        for value, _ in x_axis.ticks:
-            x = plot.x(x_axis, value)
+        for value, _ in horizontal.ticks:
+            x = plot.x(horizontal, value)
             out.append(f'<line x1="{_f(x)}" y1="{_f(plot.top)}" x2="{_f(x)}" y2="{_f(bottom)}"/>')
     out.append(f'</g><g stroke="{_AXIS}" stroke-width="1">'
                f'<line x1="{_f(plot.left)}" y1="{_f(plot.top)}" x2="{_f(plot.left)}" y2="{_f(bottom)}"/>'
                f'<line x1="{_f(plot.left)}" y1="{_f(bottom)}" x2="{_f(right)}" y2="{_f(bottom)}"/>')
-    for value, _ in y_axis.ticks:
-        y = plot.y(y_axis, value)
+    for value, _ in vertical.ticks:
+        y = plot.y(vertical, value)
         out.append(f'<line x1="{_f(plot.left - _TICK)}" y1="{_f(y)}" x2="{_f(plot.left)}" y2="{_f(y)}"/>')
-    for value, _ in x_axis.ticks:
-        x = plot.x(x_axis, value)
+    for value, _ in horizontal.ticks:
+        x = plot.x(horizontal, value)
         out.append(f'<line x1="{_f(x)}" y1="{_f(bottom)}" x2="{_f(x)}" y2="{_f(bottom + _TICK)}"/>')
     out.append('</g><g class="y-ticks" text-anchor="end">')
-    for value, label in y_axis.ticks:
-        out.append(f'<text x="{_f(plot.left - _TICK - _GAP)}" y="{_f(plot.y(y_axis, value))}" '
+    for value, label in vertical.ticks:
+        out.append(f'<text x="{_f(plot.left - _TICK - _GAP)}" y="{_f(plot.y(vertical, value))}" '
                    f'dy="0.35em">{escape(label)}</text>')
     out.append("</g>")
     out.append(f'<g class="x-ticks" text-anchor="{"end" if slanted else "middle"}">')
     y = bottom + _TICK + _GAP
-    for value, label in x_axis.ticks:
-        x = plot.x(x_axis, value)
+    for value, label in horizontal.ticks:
+        x = plot.x(horizontal, value)
         turn = f' transform="rotate(-{_SLANT} {_f(x)} {_f(y)})"' if slanted else ""
         out.append(f'<text x="{_f(x)}" y="{_f(y)}" dy="0.8em"{turn}>{escape(label)}</text>')
     # The y axis' label stands beside its tick labels (the baseline of the turned text is its right edge).
-    x, y = plot.left - _TICK - _GAP - max((_text_width(label) for _, label in y_axis.ticks), default=0) - 8, \
+    x, y = plot.left - _TICK - _GAP - max((text_width(label) for _, label in vertical.ticks), default=0) - 8, \
         plot.top + plot.height / 2
     out.append(f'</g><text class="x-label" x="{_f(plot.left + plot.width / 2)}" y="{_f(x_label_y)}" '
                f'text-anchor="middle">{escape(spec.x_label)}</text>'
@@ -223,48 +197,100 @@ def _grid_and_axes(spec: ChartSpec, plot: _Plot, x_axis: _Axis, y_axis: _Axis, s
     return out
 
 
-def _line_group(spec, i, points, plot, x_axis, y_axis) -> list[str]:
+def _minor_ticks(axis: Axis) -> list[float]:
+    """2, 3 ... 9 times each power of ten on a log axis labelled at the powers alone: faint lines to read values by."""
+    if axis.log != 10 or len(axis.ticks) < 3 or not all(math.log10(v).is_integer() for v, _ in axis.ticks):
+        return []
+    return [m * 10.0 ** k for k in range(round(axis.lo), round(axis.hi)) for m in range(2, 10)]
+
+
+def _line_group(spec, i, points: list[Point], plot, horizontal, vertical) -> list[str]:
     colour = PALETTE[i % len(PALETTE)]
     name = spec.series[i].name
-    xy = [(plot.x(x_axis, x), plot.y(y_axis, y)) for _, x, y in points]
-    out = [f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">']
+    xy = [(plot.x(horizontal, x), plot.y(vertical, y)) for _, x, y, _ in points]
+    out = _line_errors(spec, i, points, plot, horizontal, vertical)
+    out.append(f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">')
     if len(xy) > 1:
         path = " L".join(f"{_f(x)},{_f(y)}" for x, y in xy)
         out.append(f'<path d="M{path}" fill="none" stroke="{colour}" stroke-width="1.6" stroke-linejoin="round"/>')
-    for (x, y), (_, value_x, value_y) in zip(xy, points):
+    for (x, y), point in zip(xy, points):
         out.append(f'<use href="#{escape(spec.id)}-marker" x="{_f(x)}" y="{_f(y)}">'
-                   f'<title>{escape(name)} · {escape(_x_text(spec, value_x))}: {_number(value_y)}</title></use>')
+                   f'<title>{escape(_tooltip(spec, name, point))}</title></use>')
     out.append("</g>")
     return out
 
 
-def _bar_group(spec, i, points, plot, x_axis, y_axis, labelled: bool, upright: bool) -> list[str]:
+def _line_errors(spec, i, points: list[Point], plot, horizontal, vertical) -> list[str]:
+    """The 95 % intervals of a line's means: a bar with caps at each point, or a band along many points."""
+    shown = [p for p in points if p[3] is not None]
+    if not shown:
+        return []
+    colour = PALETTE[i % len(PALETTE)]
+    out = [f'<g class="error-bars" data-series="{i}" stroke="{colour}" fill="{colour}">']
+    if spec.bands:
+        ends = [_ends(y, s) if s else (y, y) for _, _, y, s in points]  # a single figure: no width there
+        upper = [(plot.x(horizontal, x), plot.y(vertical, high)) for (_, x, _, _), (_, high) in zip(points, ends)]
+        lower = [(plot.x(horizontal, x), plot.y(vertical, low)) for (_, x, _, _), (low, _) in zip(points, ends)]
+        outline = " L".join(f"{_f(x)},{_f(y)}" for x, y in [*upper, *reversed(lower)])
+        out.append(f'<path class="error-band" d="M{outline} Z" fill-opacity="0.18" stroke="none"/>')
+    else:
+        for _, x, y, spread in shown:
+            low, high = _ends(y, spread)
+            out.append(_error_bar(plot.x(horizontal, x), plot.y(vertical, low), plot.y(vertical, high)))
+    out.append("</g>")
+    return out
+
+
+def _error_bar(x: float, low: float, high: float) -> str:
+    """An I from `low` to `high` (page y), as one path so that it counts as one element."""
+    return (f'<path class="error-bar" d="M{_f(x - _CAP)},{_f(high)} H{_f(x + _CAP)} M{_f(x)},{_f(high)} '
+            f'V{_f(low)} M{_f(x - _CAP)},{_f(low)} H{_f(x + _CAP)}" fill="none" stroke-width="1.2"/>')
+
+
+def _bar_group(spec, i, points: list[Point], plot, horizontal, vertical, labelled: bool, upright: bool) -> list[str]:
     colour = PALETTE[i % len(PALETTE)]
     count = max(len(spec.series), 1)
     width = 0.8 / count
-    pixels = width * plot.width / (x_axis.hi - x_axis.lo)
-    zero = plot.y(y_axis, min(max(0.0, y_axis.lo), y_axis.hi))
+    pixels = width * plot.width / (horizontal.hi - horizontal.lo)
+    # Bars grow from zero; on a log axis, which has no zero, from its bottom edge.
+    zero = plot.top + plot.height if vertical.log else plot.y(vertical, min(max(0.0, vertical.lo), vertical.hi))
     name = spec.series[i].name
-    out, labels = [f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">'], []
-    for j, x, y in points:
-        centre = plot.x(x_axis, x + (i - (count - 1) / 2) * width)
-        top = plot.y(y_axis, y)
+    out, errors, labels = [f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">'], [], []
+    for point in points:
+        j, x, y, spread = point
+        centre = plot.x(horizontal, x + (i - (count - 1) / 2) * width)
+        top = plot.y(vertical, y)
         out.append(f'<rect id="{escape(spec.id)}-series-{i}-bar-{j}" x="{_f(centre - pixels / 2)}" '
                    f'y="{_f(min(top, zero))}" width="{_f(pixels)}" height="{_f(abs(zero - top))}">'
-                   f'<title>{escape(name)} · {escape(_x_text(spec, x))}: {_number(y)}</title></rect>')
+                   f'<title>{escape(_tooltip(spec, name, point))}</title></rect>')
+        above = min(top, zero) - 3
+        if spread is not None:
+            low, high = (plot.y(vertical, end) for end in _ends(y, spread))
+            errors.append(_error_bar(centre, low, high))
+            above = min(above, high - 3)
         if labelled:
-            above = min(top, zero) - 3
             turn = f' text-anchor="start" transform="rotate(-90 {_f(centre)} {_f(above)})" dy="0.35em"' if upright \
                 else ' text-anchor="middle"'
-            labels.append(f'<text x="{_f(centre)}" y="{_f(above)}"{turn}>{_number(y)}</text>')
+            labels.append(f'<text x="{_f(centre)}" y="{_f(above)}"{turn}>{number(y)}</text>')
     out.append("</g>")
+    if errors:  # dark on the bar, so that the part inside it shows
+        out.append(f'<g class="error-bars" data-series="{i}" stroke="{_INK}">{"".join(errors)}</g>')
     if labels:
         out.append(f'<g class="bar-labels" font-size="{_SMALL}">{"".join(labels)}</g>')
     return out
 
 
+def _tooltip(spec: ChartSpec, name: str, point: Point) -> str:
+    _, x, y, spread = point
+    text = f"{name} · {_x_text(spec, x)}: {number(y)}"
+    if spread is not None:
+        share = "" if spread.ci95_percent is None else f"{spread.ci95_percent:.1f} %, "  # as the tables' +/-
+        text += f" ± {number(spread.ci95_half_width)} ({share}95 % interval, mean of n = {spread.n})"
+    return text
+
+
 def _legend_fits_right(spec: ChartSpec) -> bool:
-    widest = max((_text_width(s.name) for s in spec.series), default=0)
+    widest = max((text_width(s.name) for s in spec.series), default=0)
     return _LEGEND_SWATCH + widest <= _RIGHT_LEGEND_MAX and len(spec.series) * _LEGEND_ROW <= _PLOT_HEIGHT
 
 
@@ -276,7 +302,7 @@ def _legend_rows(spec: ChartSpec) -> list[list[tuple[int, object]]]:
 
 
 def _legend_column(spec: ChartSpec) -> float:
-    return _LEGEND_SWATCH + max((_text_width(s.name) for s in spec.series), default=0) + 18
+    return _LEGEND_SWATCH + max((text_width(s.name) for s in spec.series), default=0) + 18
 
 
 def _legend(rows: Sequence[Sequence[tuple[int, object]]], spec: ChartSpec, left: float, top: float) -> list[str]:
@@ -292,7 +318,7 @@ def _legend(rows: Sequence[Sequence[tuple[int, object]]], spec: ChartSpec, left:
                 out.append(f'<line x1="{_f(x)}" y1="{_f(y)}" x2="{_f(x + 18)}" y2="{_f(y)}" stroke="{colour}" '
                            f'stroke-width="1.6"/><circle cx="{_f(x + 9)}" cy="{_f(y)}" r="3.2" fill="{colour}"/>')
             # A name too long for the chart's width is cut, with the whole of it as the entry's tooltip.
-            room = int((_WIDTH - 4 - x - _LEGEND_SWATCH) / (_EM * _FONT))
+            room = int((_WIDTH - 4 - x - _LEGEND_SWATCH) / text_width("x"))
             shown = series.name if len(series.name) <= room else series.name[:max(room - 1, 1)] + "…"
             out.append(f'<text x="{_f(x + _LEGEND_SWATCH)}" y="{_f(y)}" dy="0.35em">{escape(shown)}'
                        f'<title>{escape(series.name)}</title></text>')
@@ -302,18 +328,8 @@ def _legend(rows: Sequence[Sequence[tuple[int, object]]], spec: ChartSpec, left:
 
 def _x_text(spec: ChartSpec, x: float) -> str:
     """A point's x as its axis names it: the tick's label (a block size, a category), else the number."""
-    return dict(spec.x_ticks).get(x, _number(x))
-
-
-def _text_width(text: str, size: float = _FONT) -> float:
-    return len(text) * _EM * size
+    return dict(spec.x_ticks).get(x, number(x))
 
 
 def _f(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
-
-
-def _number(value: float) -> str:
-    if value == 0 or abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:,.3g}"

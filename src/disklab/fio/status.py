@@ -1,0 +1,150 @@
+"""fio's --status-interval reports, read while fio runs: the live figures of the second just past, and the output
+with those interim reports taken out again, so that what is stored is fio's final report alone.
+
+fio appends a full report, cumulative since the job's start, to its --output file every interval (for json and json+
+a JSON document each time), and its final report last. Ramp time is told apart by its missing latency samples: fio
+counts I/O during ramp_time but records no latency, then zeroes every figure when the ramp ends.
+"""
+
+import codecs
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from disklab.fio.parse import DIRECTIONS
+
+# The one interval disklab asks fio for: a live figure per second.
+STATUS_INTERVAL_S = 1
+_DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """One interim report, summed over fio's directions (read, write, trim) of its jobs."""
+
+    runtime_ms: int  # fio's own clock of the figures: since the job's I/O (or its measurement) started
+    ios: int
+    io_bytes: int
+    lat_samples: int  # 0 with I/O done: the job is in its ramp_time
+    lat_sum_ns: float
+
+    @property
+    def phase(self) -> str:
+        """"starting" (file layout, startdelay), "ramp" or "measuring"."""
+        if self.ios == 0:
+            return "starting"
+        return "ramp" if self.lat_samples == 0 else "measuring"
+
+
+@dataclass(frozen=True)
+class LiveFigures:
+    """The test in flight since fio's report before: a phase, and figures once it does I/O."""
+
+    phase: str
+    iops: float | None = None
+    bw_bytes_per_s: float | None = None
+    lat_mean_ns: float | None = None  # None during ramp_time: fio records no latency then
+
+
+def status_report(document: dict) -> StatusReport | None:
+    """The figures of one report; None for one that is not a job report (no 'jobs', or not the fields of fio 3.x)."""
+    jobs = document.get("jobs")
+    if not isinstance(jobs, list) or not jobs:
+        return None
+    runtime = ios = io_bytes = samples = 0
+    lat_sum = 0.0
+    try:
+        for job in jobs:
+            for name in DIRECTIONS:
+                d = job.get(name)
+                if not isinstance(d, dict):
+                    continue
+                runtime = max(runtime, int(d["runtime"]))
+                ios += int(d["total_ios"])
+                io_bytes += int(d["io_bytes"])
+                lat = d["lat_ns"]
+                samples += int(lat["N"])
+                lat_sum += float(lat["mean"]) * int(lat["N"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # an older fio's layout: no live figures, the final report is read by fio/parse.py as ever
+    return StatusReport(runtime, ios, io_bytes, samples, lat_sum)
+
+
+def live_figures(before: StatusReport | None, now: StatusReport) -> LiveFigures:
+    """What fio did between two cumulative reports; from the report alone when fio zeroed its figures in between
+    (the end of ramp_time) or when it is the first. A span under half an interval gives the phase alone."""
+    if now.ios == 0:
+        return LiveFigures(now.phase)
+    same_span = (before is not None and before.phase == now.phase and now.runtime_ms > before.runtime_ms
+                 and now.ios >= before.ios)
+    base = before if same_span else StatusReport(0, 0, 0, 0, 0.0)
+    seconds = (now.runtime_ms - base.runtime_ms) / 1000
+    if seconds < STATUS_INTERVAL_S / 2:
+        return LiveFigures(now.phase)  # too short a span to stand for a second (fio's final report, just after)
+    samples = now.lat_samples - base.lat_samples
+    latency = (now.lat_sum_ns - base.lat_sum_ns) / samples if samples > 0 else None
+    return LiveFigures(now.phase, (now.ios - base.ios) / seconds, (now.io_bytes - base.io_bytes) / seconds, latency)
+
+
+def documents(text: str, start: int = 0) -> list[tuple[int, int, object]]:
+    """The complete JSON values that open a line in `text` (from `start`), with where each starts and ends; an
+    incomplete last one (fio still writing it) is left for later."""
+    decoder = json.JSONDecoder()
+    found = []
+    position = start
+    while (match := _DOCUMENT_START.search(text, position)) is not None:
+        try:
+            value, end = decoder.raw_decode(text, match.start())
+        except (json.JSONDecodeError, RecursionError):
+            break
+        found.append((match.start(), end, value))
+        position = end
+    return found
+
+
+def final_output(text: str) -> str:
+    """fio's output without its interim reports: every other line (notes, warnings) and the final report, verbatim.
+    A cut-off last report is kept as it is, for fio/parse.py to refuse."""
+    kept, position = [], 0
+    for start, end, _ in documents(text)[:-1]:
+        kept.append(text[position:start])
+        position = end + 1 if text[end:end + 1] == "\n" else end
+    kept.append(text[position:])
+    return "".join(kept)
+
+
+class StatusReader:
+    """Follows fio's --output file while fio writes it; each new report gives the figures of the second past."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.read_bytes = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = ""
+        self.parsed_to = 0
+        self.last: StatusReport | None = None
+        self.phase = ""
+
+    def poll(self) -> LiveFigures | None:
+        """The figures of the newest complete report not seen before, or None when there is nothing new to show."""
+        try:
+            with open(self.path, "rb") as output:
+                output.seek(self.read_bytes)
+                new = output.read()
+        except OSError:  # fio has not opened its output yet
+            return None
+        self.read_bytes += len(new)
+        self.text += self.decoder.decode(new)
+        figures = None
+        for _, end, value in documents(self.text, self.parsed_to):
+            self.parsed_to = end
+            report = status_report(value) if isinstance(value, dict) else None
+            if report is None:
+                continue
+            now = live_figures(self.last, report)
+            self.last = report
+            if now.iops is not None or now.phase != self.phase:  # figures without any keep the last ones shown
+                figures, self.phase = now, now.phase
+        self.text, self.parsed_to = self.text[self.parsed_to:], 0  # only what is still to read stays in memory
+        return figures

@@ -1,0 +1,130 @@
+"""The axes of a chart: which range each shows, where its ticks go and how they are labelled.
+
+Linear axes step by 1, 2 or 5 times a power of ten; time axes by whole seconds; log axes label the powers of ten
+(1, 10, 100, 1k, 10k ...) and, over less than two decades, 2 and 5 between them.
+"""
+
+import math
+from dataclasses import dataclass
+
+from disklab.report.html.charts import ChartSpec
+
+_FONT = 11
+_EM = 0.62  # average glyph width in ems of a wide sans-serif (DejaVu Sans): text widths are estimated, not measured
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis: the range it shows, its ticks, and how values map onto it (plain, log2 or log10)."""
+
+    lo: float  # in scale units (log2 or log10 of the value on log axes)
+    hi: float
+    ticks: tuple[tuple[float, str], ...]  # (value, label)
+    log: int | None = None  # the logarithm's base
+
+    def scaled(self, value: float) -> float:
+        if self.log is None:
+            return value
+        if value <= 0:
+            return self.lo  # only the y axis gets here: its bottom edge (see svg.py's docstring)
+        return math.log10(value) if self.log == 10 else math.log2(value)
+
+    def fraction(self, value: float) -> float:
+        return (self.scaled(value) - self.lo) / (self.hi - self.lo)
+
+
+@dataclass(frozen=True)
+class Plot:
+    left: float
+    top: float
+    width: float
+    height: float
+
+    def x(self, axis: Axis, value: float) -> float:
+        return self.left + axis.fraction(value) * self.width
+
+    def y(self, axis: Axis, value: float) -> float:
+        # Clipped to the plot: a value past the axis' end (a shared range cut by hand) stays on its edge.
+        return self.top + (1 - min(max(axis.fraction(value), 0.0), 1.0)) * self.height
+
+
+def y_axis(spec: ChartSpec, values: list[float], headroom: float) -> Axis:
+    """`values`: every figure drawn, error bars' ends included."""
+    values = [*values, *(spec.y_range or ())]
+    if spec.y_log:
+        return log10_axis([v for v in values if v > 0])
+    low, high = min([0.0, *values]), max([0.0, *values])
+    # Nothing but zeros, or nothing at all: an axis from 0 to 1.
+    ticks = nice_ticks(low, high + (high - low) * headroom, 5) if high > low else nice_ticks(0.0, 1.0, 5)
+    return Axis(ticks[0], ticks[-1], tuple((t, number(t)) for t in ticks))
+
+
+def log10_axis(values: list[float]) -> Axis:
+    """Labels at the powers of ten; over less than two decades also at 2 and 5, the axis cut to the ticks around
+    the data."""
+    low, high = (min(values), max(values)) if values else (1.0, 10.0)
+    lo, hi = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    if math.log10(high / low) >= 2:
+        ticks = [10.0 ** k for k in range(lo, hi + 1)]
+    else:
+        steps = [m * 10.0 ** k for k in range(lo - 1, hi + 2) for m in (1, 2, 5)]
+        first = max(i for i, t in enumerate(steps) if t <= low * (1 + 1e-9))
+        last = min(i for i, t in enumerate(steps) if t >= high * (1 - 1e-9))
+        if first == last:  # one value, on a tick: a tick either side of it
+            first, last = first - 1, last + 1
+        ticks = steps[first:last + 1]
+    return Axis(math.log10(ticks[0]), math.log10(ticks[-1]), tuple((t, short_number(t)) for t in ticks), log=10)
+
+
+def x_axis(spec: ChartSpec, values: list[float], categories: int) -> Axis:
+    if spec.kind == "bars":
+        return Axis(-0.5, categories - 0.5, spec.x_ticks)
+    ticks = spec.x_ticks
+    if spec.x_log2:
+        ticks = tuple((x, label) for x, label in ticks if x > 0)
+        scaled = [math.log2(v) for v in [*values, *(x for x, _ in ticks)]] or [0.0]
+        low, high = min(scaled), max(scaled)
+        if not ticks:
+            ticks = tuple((2.0 ** k, number(2.0 ** k)) for k in range(math.floor(low), math.ceil(high) + 1))
+        margin = (high - low) * 0.05 or 0.5
+        return Axis(low - margin, high + margin, ticks, log=2)
+    if not ticks:  # a time series in seconds: from the start, in whole, round numbers
+        found = nice_ticks(min([0.0, *values]), max(values, default=1.0), 6, whole=True)
+        margin = (found[-1] - found[0]) * 0.03  # no marker on the y axis
+        return Axis(found[0] - margin, found[-1] + margin, tuple((t, number(t)) for t in found))
+    every = [*values, *(x for x, _ in ticks)]
+    low, high = min(every), max(every)
+    margin = (high - low) * 0.05 or 0.5
+    return Axis(low - margin, high + margin, ticks)
+
+
+def nice_ticks(low: float, high: float, count: int, whole: bool = False) -> list[float]:
+    """Ticks at multiples of 1, 2 or 5 times a power of ten, from at or below `low` to at or above `high`."""
+    if high <= low:
+        high = low + 1
+    raw = (high - low) / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if raw <= m * power * (1 + 1e-9))
+    if whole:
+        step = max(step, 1.0)
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    decimals = max(0, -math.floor(math.log10(step)))
+    return [round(n * step, decimals) + 0.0 for n in range(first, last + 1)]  # + 0.0: never a "-0"
+
+
+def text_width(text: str, size: float = _FONT) -> float:
+    return len(text) * _EM * size
+
+
+def number(value: float) -> str:
+    if value == 0 or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.3g}"
+
+
+def short_number(value: float) -> str:
+    """A log axis' tick: 1, 10, 100, 1k, 20k, 1M, 0.5."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
