@@ -1,7 +1,8 @@
 """Sizes and durations as users write them, and as tables show them.
 
-Sizes follow fio's habit: K/M/G/T (and KiB/MiB/...) are powers of 1024;
-KB/MB/GB/TB written out are powers of 1000. Output says MB/s for 10^6 bytes/s.
+Sizes as the SI and IEC mean them: K/M/G/T and KiB/MiB/... are powers of 1024, KB/MB/GB/TB (and kB) powers of
+1000. (fio's own default, kb_base=1024, reads KB as 1024 and KiB as 1000: fio/sizes.py follows fio where fio's
+output is read.) Output says MB/s for 10^6 bytes/s.
 """
 
 import re

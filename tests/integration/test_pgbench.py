@@ -21,7 +21,7 @@ from tests.integration.conftest import Disklab, error_lines, run, table_rows, wa
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")) and shutil.which("pg_config") is None,
-                       reason="PostgreSQL's server is not installed (scripts/setup.sh installs it)"),
+                       reason="PostgreSQL's server is not installed ('make test' installs it: scripts/setup.sh tests)"),
 ]
 
 SWEEP = ("--scale", "1", "--clients", "1,4", "--time", "2s")

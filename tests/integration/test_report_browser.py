@@ -42,7 +42,7 @@ iodepth = 8
 def browser_or_skip():
     """Playwright driving Debian's chromium; in CI a missing browser fails the test instead of skipping it."""
     if not Path(CHROMIUM).exists() and os.environ.get("CI") != "true":
-        pytest.skip(f"{CHROMIUM} is not installed (Debian's 'chromium' package; scripts/setup.sh installs it)")
+        pytest.skip(f"{CHROMIUM} is not installed (Debian's 'chromium' package; 'make test' installs it: scripts/setup.sh tests)")
     return sync_playwright()
 
 

@@ -269,3 +269,5 @@ def test_html_plan_has_both_arrays_as_lines_over_block_size(tmp_path):
     for chart in ("capacity-iops-1", "capacity-mb-per-s-1"):
         assert f'id="{chart}"' in html and f'id="{chart}-series-0"' in html and f'id="{chart}-series-1"' in html
     assert html.count("<svg") == 2  # the mixed workload is one point, not a curve
+    # IOPS from 4 KiB to 32 MiB span decades: on a linear axis the large blocks of 24 HDDs would sit on the floor
+    assert html.count("IOPS (log scale)") >= 1

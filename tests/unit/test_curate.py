@@ -239,8 +239,8 @@ def test_delete_asks_on_a_terminal_showing_what_goes(three, monkeypatch):
     declined = invoke("delete", "2", "3", input="n\n")
     assert declined.exit_code == 0 and declined.stderr.splitlines()[-1] == "nothing deleted"
     shown = declined.stderr.splitlines()
-    assert shown[0].startswith("  run 2 'old array' · quick · /mnt/x · 2/2 tests · complete · started ")
-    assert shown[1].startswith("  run 3 · quick · /mnt/x · 2/2 tests · complete")
+    assert shown[0].startswith("  run 2 'old array' · quick · /mnt/x · 2 tests · complete · started ")
+    assert shown[1].startswith("  run 3 · quick · /mnt/x · 2 tests · complete")
     assert shown[2].startswith("delete 2 runs and everything stored with them? [y/N]")
     assert [i for i, _ in listed()] == [3, 2, 1]
     ended = invoke("delete", "2", input="")  # Ctrl-D at the question

@@ -3,7 +3,7 @@
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan
 from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
-from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe
+from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe, log_scale, y_axis_label
 from disklab.report.html.model import ReportModel, TableModel
 from disklab.report.labels import axis_label
 
@@ -38,7 +38,7 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
                 id=f"capacity-{slug}-{n}", kind="line", title=f"Predicted {unit} over block size · {workload}",
                 caption=f"{MODEL_NOTE} · one line per array · read + write"
                 + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else ""),
-                x_label="block size (log2 scale)", y_label=unit, series=series,
-                x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True,
+                x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
+                x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
             ))
     return tuple(charts)

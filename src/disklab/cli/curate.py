@@ -7,6 +7,7 @@ import click
 from disklab.cli.common import converter, open_store, stderr_console
 from disklab.cli.completion import complete_run
 from disklab.errors import UserError
+from disklab.report.runs import ran_tests
 from disklab.store.curation import still_running
 from disklab.store.names import run_name
 from disklab.store.records import RunInfo
@@ -69,8 +70,8 @@ def _confirmed(question: str) -> bool:
 
 def _described(info: RunInfo) -> str:
     name = f" {info.name!r}" if info.name else ""
-    return (f"run {info.id}{name} · {info.suite_name} · {info.target} · {info.finished_tests}/{info.planned_tests} "
-            f"tests · {info.status} · started {info.started_at}")
+    return (f"run {info.id}{name} · {info.suite_name} · {info.target} · {ran_tests(info)} tests "
+            f"· {info.status} · started {info.started_at}")
 
 
 def _runs(count: int) -> str:

@@ -77,8 +77,9 @@ def notes(view: Shown) -> list[str]:
         if tests:
             lines.append(f"not compared, {label}: {', '.join(tests)} (no matching test in the baseline or the others)")
     lines += [refusal_text(r, labels) for r in c.refused]
+    names = [run_labels([info])[0] for info in c.runs]  # the labels would say the differing condition twice
     for condition in c.conditions:
-        lines.append(_condition_text(condition, labels))
+        lines.append(_condition_text(condition, names))
     for label, differences in zip(labels[1:], c.env_differences[1:]):
         if differences:
             lines.append(f"warning: {label} ran in another environment than {labels[0]}, which may explain "

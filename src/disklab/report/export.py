@@ -20,8 +20,9 @@ from disklab.store.records import RunRecord
 # a `view` (the suite's pivot) when the suite declares one. 3: `planned`, per planned test the summary (n, mean,
 # stdev, ci95) of IOPS and bandwidth over its repeats; tests carry `plan_index` and `attempt`. 4: `environment`
 # and `outcomes` of the run; tests carry `flags` (cache traps). 5: pgbench runs carry `sweep`, one row per client
-# count (SweepRow), and their tests' metrics are under the direction `transaction`.
-JSON_FORMAT_VERSION = 5
+# count (SweepRow), and their tests' metrics are under the direction `transaction`. 6: the `view` carries `best_of`
+# (run --best-of: its cells are each test's best pass, not the mean).
+JSON_FORMAT_VERSION = 6
 
 
 def to_json(record: RunRecord, flat: bool = False) -> str:

@@ -94,7 +94,7 @@ def log_scale(series: Sequence[SeriesSpec]) -> bool:
     return bool(values) and max(values) >= LOG_RATIO * min(values)
 
 
-def _y_label(unit: str, series: Sequence[SeriesSpec]) -> str:
+def y_axis_label(unit: str, series: Sequence[SeriesSpec]) -> str:
     """The unit, defined where it could be misread, and the scale when it is not linear: a copied chart keeps them."""
     notes = ["10^6 bytes/s"] * (unit == "MB/s") + ["log scale"] * log_scale(series)
     return f"{unit} ({', '.join(notes)})" if notes else unit
@@ -153,7 +153,7 @@ def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
                 title=f"{unit} over block size · {workload}",
                 caption=f"{unit} per block size, one line per run{mixed}"
                 + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-                x_label="block size (log2 scale)", y_label=_y_label(unit, series), series=series,
+                x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
             ))
     return charts
@@ -179,7 +179,7 @@ def read_share_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             id=f"read-share-{n}", kind="line",
             title=f"IOPS over read share · {describe(tests[0].params, 'rwmixread', 'iodepth')}",
             caption="IOPS (read + write) per read share, one line per queue depth" + " and run" * several_runs,
-            x_label="read share (%)", y_label=_y_label("IOPS", series), series=series,
+            x_label="read share (%)", y_label=y_axis_label("IOPS", series), series=series,
             x_ticks=tuple((share, f"{share}") for share in shares), y_log=log_scale(series),
         ))
     return charts
@@ -305,7 +305,7 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         charts.append(ChartSpec(
             id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
             caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-            x_label="test", y_label=_y_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
+            x_label="test", y_label=y_axis_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
             y_log=log_scale(series),
         ))
     return charts

@@ -12,6 +12,7 @@ from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.runs import ran_tests
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
 from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
@@ -71,7 +72,7 @@ def _tested(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel:
         info = record.info
         rows.append((
             label, info.suite_name, f"{info.target} ({info.target_kind})", info.hostname, info.started_at,
-            info.status, f"{info.finished_tests}/{info.planned_tests}", f"{info.fio_version} {info.fio_engine}",
+            info.status, ran_tests(info), f"{info.fio_version} {info.fio_engine}",
             _options(info.options),
         ))
     headings = ("Run", "Suite", "Target", "Host", "Started (UTC)", "Status", "Tests", "fio", "Options")
