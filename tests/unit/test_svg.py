@@ -239,8 +239,9 @@ def test_means_of_repeats_get_their_95_percent_interval_as_error_bars_and_n_is_s
     for (top, bottom), spread in zip(bars, (spreads[0], spreads[2])):
         assert top == pytest.approx(position_of(y_ticks, spread.mean + spread.ci95_half_width), abs=0.2)
         assert bottom == pytest.approx(position_of(y_ticks, spread.mean - spread.ci95_half_width), abs=0.2)
-    (note,) = [t.text for t in svg.findall("svg:text[@class='chart-note']", NS)]
-    assert "n = 3" in note and "95 % confidence interval" in note
+    notes = " ".join(t.text for t in svg.findall("svg:text[@class='chart-note']", NS))
+    assert "n = 3" in notes and "95 % confidence interval" in notes
+    assert "without: a single run" in notes, "the point without a bar is said to be a single run, not a sure figure"
     tooltips = [t.text for t in svg.findall(".//svg:g[@id='c-series-0']/svg:use/svg:title", NS)]
     assert "a · 0: 100 ± 24.8 (24.8 %, 95 % interval, mean of n = 3)" == tooltips[0] and "±" not in tooltips[1]
 
