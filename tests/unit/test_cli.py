@@ -1,5 +1,8 @@
 """The CLI as a black box, in-process: help, version, documentation and error lines."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +10,7 @@ from click.testing import CliRunner
 
 from disklab import __version__
 from disklab.cli.main import cli
+from tests.conftest import FIO_FIXTURES
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -64,3 +68,21 @@ def test_every_suite_parameter_is_documented_with_its_default():
     text = README.read_text()
     for name in PARAMS:
         assert f"| `{name}` |" in text, f"README's parameter table lacks {name}"
+
+
+@pytest.mark.parametrize("args", ids=" ".join, argvalues=[
+    ("runs",), ("runs", "--all", "--format", "json"), ("show", "1"), ("show", "1", "--format", "csv"),
+    ("compare", "1", "2"),
+])
+def test_a_closed_output_pipe_ends_quietly_with_the_shells_sigpipe_code(args):
+    """`disklab runs | head`: the reader stopped reading; no internal error, no message, nothing changed."""
+    for name in ("randread-4k-q32.json.json", "randread-4k-q32.jsonplus.json"):
+        assert invoke("import", str(FIO_FIXTURES / name)).exit_code == 0
+    store = Path(os.environ["DISKLAB_HOME"]) / "results.db"
+    before = store.read_bytes()
+    command = [sys.executable, "-c", "from disklab.cli.main import main; main()", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before disklab writes a byte: its first write meets a closed pipe
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141 and stderr == ""
+    assert store.read_bytes() == before

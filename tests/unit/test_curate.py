@@ -298,3 +298,14 @@ def test_any_name_is_shown_back_exactly_or_refused_in_one_line(fuzz_db, text):
         assert result.exit_code == 2, result.output
         (line,) = result.stderr.splitlines()
         assert line.startswith("disklab: error: ")
+
+
+def test_a_deleted_runs_number_is_never_given_again(tmp_path):
+    """Deleting the newest run must not hand its number to the next one: 'run 2' in a note stays that run or none."""
+    with Store(tmp_path / "results.db") as store:
+        first, second = store.create_run(new_run()), store.create_run(new_run())
+        for run_id in (first, second):
+            store.finish_run(run_id, "complete")
+        store.delete_runs([second])
+        third = store.create_run(new_run())
+        assert third == second + 1 and [r.id for r in store.list_runs()] == [third, first]

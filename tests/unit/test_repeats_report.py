@@ -41,8 +41,13 @@ def test_one_row_per_planned_test_with_mean_interval_and_verdict(tmp_path):
     assert tight.iops.mean == 50_010 and tight.iops.ci95_percent < 0.3 and not tight.too_wide
     assert round(noisy.iops.ci95_percent, 1) == 23.1 and noisy.too_wide
     assert noisy.mb_per_s.mean == 47_360 * 4096 / 1e6
-    assert spread_warning(rows) == ("spread too wide to trust (95 % interval beyond +/- 10 % of the mean): "
-                                    "RND4K noisy; use --precision or more --repeat")
+    assert spread_warning(rows, {"repeat": 5}) == (
+        "spread too wide to trust (95 % interval beyond +/- 10 % of the mean): RND4K noisy; use --precision or more "
+        "--repeat")
+    # A run that had --precision already repeated them until its budget ran out: the advice is its budget.
+    after_precision = spread_warning(rows, {"precision": 2.0, "max_time": 60.0})
+    assert "RND4K noisy" in after_precision and "longer --max-time" in after_precision
+    assert "use --precision" not in after_precision
 
 
 def test_a_run_without_repeats_looks_as_before(tmp_path):

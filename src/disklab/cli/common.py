@@ -70,4 +70,12 @@ def stderr_console() -> Console:
 def _console(stream) -> Console:
     """Bound to the stream of the moment; terminals keep their width, pipes get lines never wrapped mid-value."""
     # Markup off: labels, paths and fio's messages may contain [brackets].
-    return Console(file=stream, width=None if stream.isatty() else 200, soft_wrap=True, markup=False)
+    return _PipeAwareConsole(file=stream, width=None if stream.isatty() else 200, soft_wrap=True, markup=False)
+
+
+class _PipeAwareConsole(Console):
+    """A closed pipe (`disklab runs | head`) ends disklab as every other write to it does (cli/main.py), not with
+    rich's own exit code, which would read as a failed run."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError

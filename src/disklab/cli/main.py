@@ -1,6 +1,7 @@
 """The `disklab` command group: options shared by every command, and errors mapped to one line and an exit code."""
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from disklab import __version__
 from disklab.errors import DisklabError
 
 EXIT_INTERRUPTED = 130
+EXIT_PIPE_CLOSED = 141  # as a shell reports a program that SIGPIPE ended (128 + 13)
 EXIT_INTERNAL = 70
 
 
@@ -32,6 +34,9 @@ class DisklabGroup(click.Group):
         except KeyboardInterrupt as exc:  # a run's carries its id and the command that continues it
             _report(ctx, f"disklab: interrupted: {exc}" if str(exc) else "disklab: interrupted")
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `disklab runs | head`: the reader has all it wants
+            _silence_stdout()
+            ctx.exit(EXIT_PIPE_CLOSED)
         except (click.exceptions.Exit, click.Abort, click.exceptions.NoArgsIsHelpError):
             raise
         except click.ClickException as exc:
@@ -47,6 +52,13 @@ class DisklabGroup(click.Group):
             raise
         except click.UsageError as exc:  # the group's own options (--db) and a missing command
             _report_usage(ctx, exc)
+
+
+def _silence_stdout() -> None:
+    """What is left in Python's buffer would fail again when it is flushed at exit: send it nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _report(ctx: click.Context, line: str) -> None:
@@ -88,7 +100,7 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
 
     Exit codes: 0 success, 1 run failed, 2 bad input, 3 refused for safety,
     4 fio missing or failed, 5 results store unusable, 6 PostgreSQL or pgbench
-    missing or failed, 130 interrupted.
+    missing or failed, 130 interrupted, 141 output pipe closed.
     """
     ctx.obj = {"db": db, "debug": debug}
 

@@ -128,7 +128,7 @@ def _summary_markdown(record: RunRecord) -> list[str]:
             format_us(row.worst_clat_p99_us),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    warning = spread_warning(rows)
+    warning = spread_warning(rows, record.info.options)
     return lines + ["", SPREAD_NOTE + "; MB/s = 10^6 bytes/s."] + (["", f"**{warning}**"] if warning else [])
 
 

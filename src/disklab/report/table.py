@@ -61,7 +61,7 @@ def run_results(record: RunRecord) -> list[RenderableType]:
     if not repeated(record):
         return [results_table(record.info, result_rows(record))]
     rows = summary_rows(record)
-    warning = spread_warning(rows)
+    warning = spread_warning(rows, record.info.options)
     return [summary_table(record.info, rows)] + ([Text(warning, style="yellow")] if warning else [])
 
 
@@ -121,13 +121,16 @@ def format_spread(summary: Summary) -> str:
     return f"{summary.ci95_percent:.1f} %" + (" !" if too_wide(summary) else "")
 
 
-def spread_warning(rows: list[SummaryRow]) -> str | None:
-    """Names the tests whose spread is too wide to trust, and the fix."""
+def spread_warning(rows: list[SummaryRow], options: dict) -> str | None:
+    """Names the tests whose spread is too wide to trust, and the fix: a run that had --precision already repeated
+    them until its time budget ran out, so more of the same advice would not help it."""
     wide = list(dict.fromkeys(r.test for r in rows if r.too_wide))
     if not wide:
         return None
+    fix = ("--precision ran out of its time budget before these settled: give it a longer --max-time, or run them "
+           "on a quieter machine" if options.get("precision") is not None else "use --precision or more --repeat")
     return (f"spread too wide to trust (95 % interval beyond +/- {TOO_WIDE_PERCENT:g} % of the mean): "
-            f"{', '.join(wide)}; use --precision or more --repeat")
+            f"{', '.join(wide)}; {fix}")
 
 
 def format_us(value: float | None) -> str:

@@ -4,6 +4,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from disklab.errors import UserError
+from disklab.store.db import now_iso
 
 # Rows that belong to a run's tests, then to the run itself; tests' raw text (job files, fio output) is in tests.
 _TEST_TABLES = ("series", "metrics", "test_flags")
@@ -28,6 +29,7 @@ def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> None:
         for table in _RUN_TABLES:
             conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        conn.execute("INSERT INTO deleted_runs (id, deleted_at) VALUES (?, ?)", (run_id, now_iso()))
 
 
 def still_running(run_id: int, hostname: str) -> UserError:

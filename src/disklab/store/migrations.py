@@ -173,6 +173,18 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX runs_running ON runs (hostname) WHERE status = 'running';
         """,
     ),
+    (
+        7,
+        "deleted run numbers",
+        # A deleted run's number is never given to a new run: a script or a note that says "run 12" must not come
+        # to mean another run (SQLite would reuse the highest id once its row is gone).
+        """
+        CREATE TABLE deleted_runs (
+            id INTEGER PRIMARY KEY,
+            deleted_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

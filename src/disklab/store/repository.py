@@ -85,9 +85,13 @@ class Store:
     def create_run(self, run: NewRun) -> int:
         with translate_errors(self.path):
             cursor = self.conn.execute(
-                """INSERT INTO runs (suite_name, suite_source, suite_text, target, target_kind, test_path, options_json,
-                   status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid, planned_tests, name)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
+                """INSERT INTO runs (id, suite_name, suite_source, suite_text, target, target_kind, test_path,
+                   options_json, status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid,
+                   planned_tests, name)
+                   VALUES (1 + max(coalesce((SELECT max(id) FROM runs), 0),
+                                   coalesce((SELECT max(id) FROM deleted_runs), 0)),
+                           ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     run.suite_name, run.suite_source, run.suite_text, run.target, run.target_kind, run.test_path,
                     json.dumps(run.options, sort_keys=True), run.started_at or now_iso(), run.disklab_version,

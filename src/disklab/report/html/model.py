@@ -159,7 +159,7 @@ def _summary_table(record: RunRecord, label: str) -> TableModel:
         for row in rows
     )
     headings = ("Test", "Dir", "n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs")
-    warning = spread_warning(rows)
+    warning = spread_warning(rows, record.info.options)
     notes = (SPREAD_NOTE, "MB/s = 10^6 bytes/s", *([warning] if warning else []))
     return TableModel(f"{label} · every planned test", headings, cells, notes)
 
