@@ -108,11 +108,13 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
         _print_plan(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99))
         return
     say, progress = (_silent, quiet_progress) if quiet else (_say, _progress)
-    say(_run_header(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99)))  # before fio's probes
+    schedule_for(plan, repeat, precision, max_time, p99)  # options that do not fit the suite: refused before probing
     elsewhere = on_hosts(hosts, resolved.path) if hosts else None
     plan, fio = prepare(plan, resolved, destroy_data, force, say, elsewhere)
+    schedule = schedule_for(plan, repeat, precision, max_time, p99)  # of the plan with its engines resolved
+    # Once nothing can refuse the run any more: a refusal stays the one line on stderr.
+    say(_run_header(plan, resolved, schedule))
     with open_store(ctx, write=True) as store:
-        schedule = schedule_for(plan, repeat, precision, max_time, p99)
         params = {**ctx.params, "repeat": repeat, "hosts": [h.name for h in hosts] if hosts else None}
         run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, say)
         say(f"run {run_id} started: each test is stored as it finishes")
