@@ -27,6 +27,7 @@ class ReplayExecutor:
         self.jobfiles: list[str] = []
 
     def run(self, jobfile, on_tick=None, on_status=None):
+        self.asked_for_status = on_status is not None
         if len(self.jobfiles) == self.fail_at:
             raise FioError("fio failed (exit 1): replayed failure")
         self.jobfiles.append(jobfile)
@@ -36,6 +37,8 @@ class ReplayExecutor:
 
 
 class Recorder:
+    wants_live = True
+
     def __init__(self):
         self.events = []
 
@@ -66,6 +69,18 @@ def test_every_test_is_stored_with_its_job_file_and_raw_output(tmp_path):
     assert [t.fio_output for t in record.tests] == outputs
     assert all("filename=/mnt/x/f" in j and "ioengine=io_uring" in j for j in executor.jobfiles)
     assert [e for e in recorder.events if e[0] != "tick"] == [(k, i) for i in range(8) for k in ("start", "done")]
+
+
+@pytest.mark.parametrize("wants_live", [True, False])
+def test_fio_reports_every_second_only_to_a_listener_that_shows_it(tmp_path, wants_live):
+    """A script or a pipe gets the measurement without fio's interim reports (and disklab reading them)."""
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
+    executor, recorder = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 8), Recorder()
+    recorder.wants_live = wants_live
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=8))
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, recorder)
+    assert executor.asked_for_status is wants_live
 
 
 def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):

@@ -28,6 +28,7 @@ class RunProgress:
         self.current_estimate = 0.0
         self.test_started_at = time.monotonic()
         self.on_terminal = console.is_terminal
+        self.wants_live = self.on_terminal  # the figures line sits under the bar; elsewhere one line per test
         self.figures_line = ""
         self.bar = self._bar(console) if self.on_terminal else None
 
@@ -121,6 +122,8 @@ def format_latency(ns: float) -> str:
 
 class QuietProgress:
     """run --quiet: a listener that shows nothing."""
+
+    wants_live = False
 
     def __enter__(self) -> "QuietProgress":
         return self

@@ -21,6 +21,10 @@ from disklab.suite.model import TestSpec
 
 
 class ProgressListener(Protocol):
+    # Whether it shows live() figures: only then does fio write a report every second for them (a script or a
+    # pipe gets the measurement without that extra work).
+    wants_live: bool
+
     def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
         """`stage`: where the step stands in its schedule ("steady-state round 3 of at most 25"), or ""."""
 
@@ -71,7 +75,8 @@ def execute_schedule(
             Path(execution.file_set_dir).mkdir(exist_ok=True)
         progress.test_started(seq, test, stage)
         started_at = now_iso()
-        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=lambda f, t=test: progress.live(_named(f, t)))
+        on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
+        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status)
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         test_id = store.add_test(
