@@ -121,7 +121,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
         with _resume_hint(store, run_id):
             outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, progress,
                                  say, elsewhere)
-        show_finished(store, run_id, outcomes, output_format, quiet)
+        show_finished(store, run_id, outcomes, output_format)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
@@ -225,7 +225,7 @@ def _resume_hint(store: Store, run_id: int):
                                 f"continue with 'disklab resume {run_id}'") from None
 
 
-def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str = "table", quiet: bool = False) -> None:
+def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str = "table") -> None:
     """A complete run's results and what its schedule concluded; or, with --format, the stored run as 'show' gives it.
 
     The last line on stderr (with --quiet the only one) says where the run is stored."""
@@ -234,19 +234,18 @@ def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str 
         from disklab.report.export import EXPORTERS
 
         write_output(EXPORTERS[output_format](record), None)
-        stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
-        return
-    from disklab.report.views import build_view, view_table
+    else:
+        from disklab.report.views import build_view, view_table
 
-    view = build_view(record)
-    if view:
-        stdout_console().print(view_table(view))
-    for item in run_results(record):
-        stdout_console().print(item)
-    for line in flag_lines(record):
-        stdout_console().print(line, style="yellow", markup=False, highlight=False)
-    for outcome in outcomes.values():
-        stdout_console().print(outcome["summary"])
+        view = build_view(record)
+        if view:
+            stdout_console().print(view_table(view))
+        for item in run_results(record):
+            stdout_console().print(item)
+        for line in flag_lines(record):
+            stdout_console().print(line, style="yellow", markup=False, highlight=False)
+        for outcome in outcomes.values():
+            stdout_console().print(outcome["summary"])
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
 
 

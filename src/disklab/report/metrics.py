@@ -21,6 +21,7 @@ class Metric:
     compute: Callable[[Sequence[StoredTest]], float | None]  # the tests of one cell -> the figure, None: none
     format: Callable[[float], str]
     note: str  # how the figure is made, for the view's notes
+    best: Callable = max  # which of several passes is the best (run --best-of): max, or min where less is better
 
 
 def _data_directions(tests: Sequence[StoredTest]) -> list[DirectionMetrics]:
@@ -88,13 +89,13 @@ REGISTRY: dict[str, Metric] = {
         Metric("iops", "IOPS", "IOPS", _iops, _count, ""),
         Metric("mb_per_s", "MB/s", "MB/s", _mb_per_s, _mb, "MB/s = 10^6 bytes/s"),
         Metric("lat_mean_us", "mean lat µs", "µs mean", _lat_mean_us, format_us,
-               "mean lat: total latency, weighted by each direction's I/O count"),
+               "mean lat: total latency, weighted by each direction's I/O count", min),
         Metric("clat_p99_us", "worst p99 µs", "µs p99", _clat_p99_us, format_us,
-               "worst p99: the larger of the directions' completion-latency p99 (percentiles cannot be averaged)"),
+               "worst p99: the larger of the directions' completion-latency p99 (percentiles cannot be averaged)", min),
         Metric("sync_p99_us", "sync p99 µs", "µs sync p99", _sync_p99_us, format_us,
-               "sync p99: latency p99 of the fsync/fdatasync calls"),
+               "sync p99: latency p99 of the fsync/fdatasync calls", min),
         Metric("frames_missed", "frames missed", "frames missed", _frames_missed, _count,
-               "frames missed: frame requests that completed later than 1/fps"),
+               "frames missed: frame requests that completed later than 1/fps", min),
         Metric("tps", "TPS", "TPS", _tps, _mb,
                "TPS: pgbench's transactions per second, excluding connection set-up"),
     )

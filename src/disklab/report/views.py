@@ -18,9 +18,6 @@ _FIELD_HEADINGS = {
     "group": "Test", "bs": "Block size", "rwmixread": "Read share", "iodepth": "Queue depth", "jobs": "Jobs",
     "size": "Data set", "direction": "Direction", "pattern": "Pattern", "sync": "Sync", "nrfiles": "Files",
 }
-# Which pass of a test is its best (run --best-of) for each figure: the most throughput, the least latency or misses.
-BEST_PASS = {"iops": max, "mb_per_s": max, "tps": max, "lat_mean_us": min, "clat_p99_us": min, "sync_p99_us": min,
-             "frames_missed": min}
 
 
 @dataclass(frozen=True)
@@ -144,7 +141,7 @@ def _figure(metric: str, tests: Sequence[StoredTest], best_of: int | None) -> fl
     for passes in _passes(tests).values():
         scored = [(figure, test) for test in passes if (figure := compute([test])) is not None]
         if scored:
-            best.append(BEST_PASS[metric](scored, key=lambda pair: pair[0])[1])
+            best.append(REGISTRY[metric].best(scored, key=lambda pair: pair[0])[1])
     return compute(best) if best else None
 
 

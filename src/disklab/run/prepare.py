@@ -73,17 +73,17 @@ def prepare(
     for line in plan_remarks(plan):
         say(line)
     if elsewhere is not None:
-        # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
         elsewhere.refuse_unsupported(plan)
-        fio = detect_fio(cache=_feature_cache())
-        elsewhere.require_ready(fio)
-        return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
-    check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force,
-                 direct=any(t.direct for t in plan.tests))
-    if target.kind == "directory":
-        for stale in remove_stale_test_files(target.path):
-            say(f"removed files left by a killed run: {stale}")
+    else:
+        check_target(target, plan.single_file_bytes() + plan.file_set_bytes(), plan.writes, destroy_data, force,
+                     direct=any(t.direct for t in plan.tests))
+        if target.kind == "directory":
+            for stale in remove_stale_test_files(target.path):
+                say(f"removed files left by a killed run: {stale}")
     fio = detect_fio(cache=_feature_cache())
+    if elsewhere is not None:
+        # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
+        elsewhere.require_ready(fio)
     return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
 
 
