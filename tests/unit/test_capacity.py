@@ -42,7 +42,8 @@ def test_catalogue_ships_the_classes_the_issue_names_each_with_sources(catalogue
     assert {d.kind for d in catalogue.values()} == {"hdd", "ssd"}
     for drive in catalogue.values():
         assert drive.sources and all(text for _, text in drive.sources), drive.name
-        assert drive.price_eur > 0 and drive.power_active_w > drive.power_idle_w > 0
+        assert drive.price_eur is None or drive.price_eur > 0, drive.name  # None: unknown, never 0
+        assert drive.power_active_w is None or drive.power_active_w > (drive.power_idle_w or 0) > 0, drive.name
 
 
 def test_nvme_figures_are_the_shared_spec_sheet(catalogue):
@@ -155,17 +156,6 @@ def test_one_ssd_reproduces_its_spec_sheets_8k_figures(catalogue):
     assert predict(one, random_io(4 * KIB, 1.0), NO_CEILINGS).iops == pytest.approx(84000)
     assert predict(one, random_io(8 * KIB, 1.0), NO_CEILINGS).iops == pytest.approx(52000, rel=0.02)
     assert predict(one, random_io(8 * KIB, 0.0), NO_CEILINGS).iops == pytest.approx(14000, rel=0.02)
-
-
-def test_one_hdd_does_a_seek_and_half_a_turn_per_random_read(catalogue):
-    one = layout(catalogue, "1 x sas-hdd-10k-2.4t raid0")
-    prediction = predict(one, random_io(4 * KIB, 1.0), NO_CEILINGS)
-    assert prediction.iops == pytest.approx(1 / (3.8e-3 + 3.0e-3 + 4096 / 240e6))
-    # Over a small data set the arm barely moves: nearer a single-track seek plus half a turn.
-    # seek = single-track + (average - single-track) x sqrt(share of the drive spanned)
-    short = predict(one, Workload("short", ((4 * KIB, 1.0),), 1.0, 1024, data_set_bytes=10**9), NO_CEILINGS)
-    seek = 0.4e-3 + 3.4e-3 * (1e9 / 2.4e12) ** 0.5
-    assert short.iops == pytest.approx(1 / (seek + 3.0e-3 + 4096 / 240e6))
 
 
 def test_mirrors_halve_write_iops_and_double_read_spindles(catalogue):

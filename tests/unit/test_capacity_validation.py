@@ -1,108 +1,202 @@
-"""Study M2 against the model: its arithmetic exactly, its block-size curves within the stated error.
+"""The model against the published tables disklab ships (capacity/validation.py): the issue's done-criteria,
+the exact arithmetic of study M2, the spec-sheet check, the arithmetic of errors, bands and crossovers on
+hand-computable cases, and the copies of the published tables.
 
-The drives are the catalogue's (spec-sheet figures, not fitted to the table); `pytest -s` prints the error
-of every point.
+The block-size criteria are the issue's: median absolute error under 15 % and the first crossover at the
+published 64 KiB with the curves crossing once. `pytest -s` prints every point's error.
 """
 
-import csv
-import statistics
+import filecmp
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from disklab.capacity.catalogue import load_catalogue
-from disklab.capacity.cost import Money, costs, energy_kwh_per_year, operating_cost_per_year
+from disklab.capacity import validation
+from disklab.capacity.validation_render import summary
+from disklab.capacity.catalogue import drive_from_dict, load_catalogue
+from disklab.capacity.cost import Money
 from disklab.capacity.layout import parse_layout
-from disklab.capacity.planning import plan_arrays, workload_tests
+from disklab.capacity.model import Ceilings
+from disklab.capacity.planning import PlannedArray, plan_arrays, workload_tests
+from disklab.capacity.validation import Band, Case, Point, as_published, lead_changes, percentile
 
-PUBLISHED = Path(__file__).parents[1] / "fixtures" / "published"
-SSD_ARRAY, HDD_ARRAY = "8 x sata-ssd-1.6t raid6", "24 x sas-hdd-10k-2.4t raid10"
-MAX_MEDIAN_ERROR_PERCENT = 35
-PUBLISHED_CROSSOVER = 64 * 1024
-
-
-@pytest.fixture(scope="module")
-def setup() -> dict:
-    with open(PUBLISHED / "arrays-setup.csv") as f:
-        return {row["parameter"]: row for row in csv.DictReader(f)}
-
-
-@pytest.fixture(scope="module")
-def layouts():
-    catalogue = load_catalogue()
-    return parse_layout(SSD_ARRAY, catalogue), parse_layout(HDD_ARRAY, catalogue)
+ROOT = Path(__file__).parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "published"
+SHARED = ROOT.parent / "shared" / "data"  # the team's copy, beside the checkout (the issue's ../shared/data/)
+PACKAGE = Path(str(resources.files("disklab.capacity") / "published"))
+KIB = 1024
+MAX_BLOCKSIZE_MEDIAN_ERROR_PERCENT = 15
+PUBLISHED_CROSSOVER = 64 * KIB
 
 
 @pytest.fixture(scope="module")
-def sweep(layouts):
-    """The model over the `blocksize` suite (M2's sweep) and the published rows, by block size."""
-    plan = plan_arrays(layouts, workload_tests(["blocksize"]), Money())
-    with open(PUBLISHED / "blocksize-arrays.csv") as f:
-        published = {int(row["block_size_bytes"]): row for row in csv.DictReader(f)}
-    return plan, published
+def result() -> validation.Validation:
+    return validation.validate(validation.validation_catalogue())
 
 
-def test_m2_energy_and_operating_cost(setup):
-    for array in ("ssd_array", "hdd_array"):
-        watts = float(setup["power"][array])
-        money = Money(float(setup["electricity_price"][array]), float(setup["pue"][array]))
-        assert round(energy_kwh_per_year(watts)) == int(setup["energy_per_year"][array])
-        assert round(operating_cost_per_year(watts, money)) == int(setup["opex_per_year"][array])
+def case(result: validation.Validation, source: str) -> Case:
+    return next(c for c in result.cases if c.source == source)
 
 
-def test_m2_net_capacity(setup, layouts):
-    for layout, array in zip(layouts, ("ssd_array", "hdd_array")):
-        assert layout.count == int(setup["drive_count"][array])
-        assert layout.net_capacity_bytes / 1e12 == pytest.approx(float(setup["net_capacity"][array]))
+def show(c: Case) -> None:
+    print(f"\n{c.name}")
+    for p in c.points:
+        print(f"  {p.array:<30} {p.label:<28} published {p.published:>10,.1f} predicted {p.predicted:>12,.1f} "
+              f"{p.error_percent:+7.1f} %")
+    print(f"  {summary(c)}")
 
 
-def test_m2_costs_with_the_measured_power(setup, layouts):
-    ssd, hdd = layouts
-    ssd_costs = costs(ssd, Money(), iops=None, given_power_w=90)
-    hdd_costs = costs(hdd, Money(), iops=None, given_power_w=230)
-    assert (round(ssd_costs.energy_kwh_per_year), round(hdd_costs.energy_kwh_per_year)) == (788, 2015)
-    assert (round(ssd_costs.operating_per_year), round(hdd_costs.operating_per_year)) == (72, 183)
-    assert ssd_costs.per_1000_iops is None
+# --- the issue's done-criteria: the block-size study ---
+
+def test_blocksize_study_median_absolute_error_is_under_15_percent(result):
+    sweep = case(result, "blocksize-arrays.csv")
+    show(sweep)
+    assert len(sweep.points) == 2 * 15  # both arrays, 4 KiB to 64 MiB
+    assert sweep.median_error_percent < MAX_BLOCKSIZE_MEDIAN_ERROR_PERCENT
 
 
-def test_m2_blocksize_curves_within_the_stated_error(sweep):
-    plan, published = sweep
-    errors = []
-    print(f"\n{'block size':>10} | {'SSD model':>9} {'published':>9} {'error':>7} | "
-          f"{'HDD model':>9} {'published':>9} {'error':>7}")
-    for i, test in enumerate(plan.tests):
-        row = published[test.bs]
-        cells = []
-        for array, key in zip(plan.arrays, ("ssd_array_iops", "hdd_array_iops")):
-            model, measured = array.predictions[i].iops, float(row[key])
-            error = (model - measured) / measured * 100
-            errors.append(abs(error))
-            cells.append(f"{model:>9,.0f} {measured:>9,.0f} {error:>+6.0f}%")
-        print(f"{test.bs // 1024:>8}Ki | " + " | ".join(cells))
-    median = statistics.median(errors)
-    print(f"median absolute error {median:.1f} % over {len(errors)} points (IOPS; MB/s follows from them)")
-    assert len(errors) == 2 * len(published)
-    assert median <= MAX_MEDIAN_ERROR_PERCENT
+def test_predicted_crossover_is_the_published_64k_and_the_curves_cross_once(result):
+    x = result.crossover
+    print(f"\npublished: HDD leads from {x.published_bytes}, {x.published_crossings} crossing(s); "
+          f"predicted: from {x.predicted_bytes}, {x.predicted_crossings} crossing(s)")
+    assert (x.published_bytes, x.published_crossings) == (PUBLISHED_CROSSOVER, 1)  # the table, read the same way
+    assert (x.predicted_bytes, x.predicted_crossings) == (PUBLISHED_CROSSOVER, 1)
 
 
-def test_m2_crossover_within_one_doubling_of_the_published(sweep):
-    plan, published = sweep
-    sizes = sorted(published)
-    hdd_leads = [float(published[s]["hdd_array_mbps"]) > float(published[s]["ssd_array_mbps"]) for s in sizes]
-    assert sizes[hdd_leads.index(True)] == PUBLISHED_CROSSOVER  # the published table, read the same way
-    first = plan.crossovers[0]
-    print(f"\nfirst crossover of the model: {first.value} bytes; all: {[x.value for x in plan.crossovers]}")
-    assert first.parameter == "bs" and first.leader == 1 and first.previous_leader == 0
-    assert PUBLISHED_CROSSOVER / 2 <= first.value <= PUBLISHED_CROSSOVER * 2
+# --- the other cases ---
+
+def test_m2_arithmetic_is_reproduced_exactly_as_published(result):
+    arithmetic = case(result, "arrays-setup.csv")
+    ssd, hdd = (spec for _, spec in validation.M2_ARRAYS)
+    assert [(p.array, p.label, p.unit, p.published) for p in arithmetic.points] == [
+        (ssd, "net capacity", "TB", 9.6), (ssd, "energy per year", "kWh", 788), (ssd, "opex per year", "EUR", 72),
+        (hdd, "net capacity", "TB", 28.8), (hdd, "energy per year", "kWh", 2015), (hdd, "opex per year", "EUR", 183),
+    ]
+    assert all(p.predicted == p.published and p.kind is None for p in arithmetic.points)
+    assert arithmetic.max_error_percent == 0
 
 
-def test_m2_mixed_workload_prediction_is_reported(layouts):
-    """The mixed block sizes (published 2,400 vs 3,300 IOPS); shown, and held to the same bound."""
-    plan = plan_arrays(layouts, workload_tests(["mixed"]), Money())
-    with open(PUBLISHED / "mixed-arrays.csv") as f:
-        row = next(csv.DictReader(f))
-    for array, key in zip(plan.arrays, ("ssd_array_iops", "hdd_array_iops")):
-        error = (array.predictions[0].iops - float(row[key])) / float(row[key]) * 100
-        print(f"\nmixed, {array.layout.spec}: model {array.predictions[0].iops:,.0f} IOPS, published {row[key]}, "
-              f"error {error:+.0f} %")
-        assert abs(error) <= MAX_MEDIAN_ERROR_PERCENT
+def test_mixed_block_sizes_are_reported_for_both_arrays(result):
+    mixed = case(result, "mixed-arrays.csv")
+    show(mixed)
+    assert [(p.array, p.published, p.kind) for p in mixed.points] == [
+        ("8 x sata-ssd-1.6t raid6", 2400, "ssd"), ("24 x sas-hdd-10k-2.4t raid10", 3300, "hdd")]
+
+
+def test_every_spec_sheet_capacity_is_modelled_or_named_as_not_checked(result):
+    rows = validation.published_rows("spec-nvme-u3-example.csv")
+    sheet = case(result, "spec-nvme-u3-example.csv")
+    show(sheet)
+    assert len(sheet.points) + len(result.skipped) == len(rows)
+    assert "1 x nvme-u3-3.84t raid0" in {p.array for p in sheet.points}  # shipped since the first catalogue
+    published = {f"1 x {validation.spec_sheet_drive(row, load_catalogue())} raid0": float(row["rand_70_30_iops"])
+                 for row in rows}
+    for p in sheet.points:
+        assert (p.published, p.unit, p.kind) == (published[p.array], "IOPS", "ssd")
+        assert p.label == "4KiB random 70% read QD256"
+
+
+def test_bands_come_from_the_prediction_points_of_each_kind(result):
+    by_kind = {b.kind: b for b in result.bands}
+    for kind in ("ssd", "hdd"):
+        errors = [abs(p.error_percent) for c in result.cases for p in c.points if p.kind == kind]
+        assert by_kind[kind] == Band(kind, percentile(errors, 90), len(errors),
+                                     f"90th percentile of the absolute errors of {len(errors)} {kind} points")
+        assert validation.shipped_band(kind) == by_kind[kind]  # show/compare's band is validate's
+
+
+# --- the arithmetic, on hand-computable cases ---
+
+def test_error_is_relative_to_the_published_figure_and_a_case_summarises_absolute_errors():
+    points = (Point("a", "x", "IOPS", 100, 110, "ssd"), Point("a", "y", "IOPS", 200, 150, "ssd"),
+              Point("a", "z", "IOPS", 50, 50, "ssd"))
+    assert [p.error_percent for p in points] == [10, -25, 0]
+    c = Case("c", "f.csv", points)
+    assert (c.median_error_percent, c.max_error_percent) == (10, 25)
+
+
+def test_percentile_is_the_nearest_rank():
+    assert percentile(list(range(20, 0, -1)), 90) == 18  # 18 of 20 values are at most 18
+    assert percentile([1, 2, 3], 90) == 3
+    assert percentile([7], 90) == 7
+
+
+def test_a_band_needs_ten_points_and_is_printed_rounded_up():
+    cases = [Case("c", "f.csv", tuple(Point("a", str(e), "IOPS", 100, 100 + e, "ssd") for e in range(1, 11))
+                  + tuple(Point("b", str(e), "IOPS", 100, 100 - e, "hdd") for e in (5, 6, 7))
+                  + (Point("b", "energy", "kWh", 10, 99, None),))]  # arithmetic counts towards no band
+    hdd, ssd = validation.error_bands(cases)
+    assert (ssd.percent, ssd.points, ssd.text()) == (9, 10, "±9 %")
+    assert (hdd.percent, hdd.points, hdd.text()) == (None, 3, "(not validated)")
+    assert hdd.why == "not validated: only 3 published points (a band needs 10)"
+    assert Band("ssd", 13.2, 20, "").text() == "±14 %"
+
+
+def test_lead_changes_finds_where_the_second_curve_takes_the_lead_and_counts_crossings():
+    sizes = [1, 2, 3, 4]
+    assert lead_changes(sizes, [(10, 5), (10, 20), (10, 30), (10, 40)]) == (2, 1)
+    assert lead_changes(sizes, [(10, 5), (5, 10), (10, 5), (5, 10)]) == (2, 3)
+    assert lead_changes(sizes, [(10, 5), (7, 7), (5, 10), (5, 10)]) == (3, 1)  # a tie leads nobody
+    assert lead_changes(sizes, [(10, 5)] * 4) == (None, 0)
+    assert lead_changes(sizes, [(5, 10)] * 4) == (1, 0)
+
+
+def test_arithmetic_is_rounded_as_the_figure_was_printed():
+    assert as_published(788.4, "788") == 788
+    assert as_published(72.53, "72") == 73
+    assert as_published(9.6000000001, "9.6") == 9.6
+
+
+# --- which predictions carry a band ---
+
+def planned(spec: str, host_bytes_per_s: float | None = None, catalogue=None) -> PlannedArray:
+    catalogue = catalogue or load_catalogue()
+    return plan_arrays([parse_layout(spec, catalogue)], workload_tests(["mixed"]), Money(),
+                       host_bytes_per_s=host_bytes_per_s).arrays[0]
+
+
+def test_local_hardware_raid_arrays_get_their_drive_kinds_band():
+    assert validation.band_for(planned("8 x sata-ssd-1.6t raid6")) == validation.shipped_band("ssd")
+    assert validation.band_for(planned("12 x nl-sas-7.2k-12t raid6")) == validation.shipped_band("hdd")
+    assert validation.shipped_band("ssd").percent > 0
+
+
+def test_settings_and_kinds_no_published_table_covers_are_not_validated():
+    behind_link = validation.band_for(planned("8 x sata-ssd-1.6t raid6", host_bytes_per_s=3125e6))
+    assert behind_link.percent is None and "host link" in behind_link.why
+    zfs = validation.band_for(planned("6 x nvme-u3-3.84t raidz2"))
+    assert zfs.percent is None and "ZFS" in zfs.why
+    measured = drive_from_dict({
+        "name": "my-ssd", "description": "fitted", "kind": "measured", "interface": "sata-6g", "capacity": "1.6TB",
+        "seq_read_mbps": 500, "seq_write_mbps": 450, "rand_read_iops": 80000, "rand_write_iops": 20000,
+        "power_idle_w": 1, "power_active_w": 5, "price_eur": 100, "source": {"performance": "calibrate"},
+    }, "test")
+    band = validation.band_for(planned("8 x my-ssd raid6", catalogue={"my-ssd": measured}))
+    assert (band.percent, band.why) == (None, "not validated: no published table has measured drives")
+
+
+def test_band_for_reads_the_arrays_ceilings_not_the_defaults():
+    array = planned("8 x sata-ssd-1.6t raid6")
+    linked = PlannedArray(array.layout, Ceilings(array.ceilings.controller_bytes_per_s, 1e9), array.predictions,
+                          array.costs)
+    assert validation.band_for(linked).percent is None
+
+
+# --- the copies of the published tables ---
+
+def test_package_fixture_and_shared_copies_of_the_published_tables_are_identical():
+    names = sorted(p.name for p in PACKAGE.glob("*.csv"))
+    assert names == ["arrays-setup.csv", "blocksize-arrays.csv", "mixed-arrays.csv", "spec-nvme-u3-example.csv"]
+    copies = [FIXTURES] + ([SHARED] if SHARED.is_dir() else [])
+    for folder in copies:
+        assert sorted(p.name for p in folder.glob("*.csv")) == names, folder
+        for name in names:
+            assert filecmp.cmp(PACKAGE / name, folder / name, shallow=False), folder / name
+
+
+def test_the_package_says_where_its_tables_come_from():
+    readme = (PACKAGE / "README.md").read_text()
+    for name in ("arrays-setup.csv", "blocksize-arrays.csv", "mixed-arrays.csv", "spec-nvme-u3-example.csv"):
+        assert f"`{name}`" in readme
+    assert "queue depth 256" in readme and "micron.com" in readme

@@ -37,19 +37,23 @@ class Drive:
     kind: str
     interface: str
     capacity_bytes: int
-    seq_read_bytes_per_s: float
+    seq_read_bytes_per_s: float  # sustained; for an HDD the outer zone's, the spec sheets' maximum
     seq_write_bytes_per_s: float
-    power_idle_w: float
-    power_active_w: float
-    price_eur: float
     sources: tuple[tuple[str, str], ...]  # (topic, where its figures come from)
+    # None: unknown (no source gives it), never 0; costs that depend on it stay unknown.
+    power_idle_w: float | None = None
+    power_active_w: float | None = None
+    price_eur: float | None = None
+    # HDD: the innermost zone's sustained rate (zoned bit recording puts fewer sectors on the shorter tracks).
+    seq_inner_bytes_per_s: float | None = None
     rpm: int | None = None
     seek_read_s: float | None = None
     seek_write_s: float | None = None
     seek_track_s: float | None = None  # single-track seek: what a seek costs when the data is close together
     rand_read_iops: float | None = None
     rand_write_iops: float | None = None
-    # Steady-state random-write rate; flash: rand_write_iops x 4 KiB unless measured (calibrate).
+    # Large-block random transfer rates (steady state for writes); None: not given (the model says what it uses).
+    rand_read_bytes_per_s: float | None = None
     rand_write_bytes_per_s: float | None = None
     latency_read_s: float | None = None
     latency_write_s: float | None = None
@@ -91,16 +95,28 @@ def find_drive(catalogue: dict[str, Drive], name: str) -> Drive:
                         "(see 'disklab capacity drives')") from None
 
 
-_REQUIRED = ("name", "description", "kind", "interface", "capacity", "seq_read_mbps", "seq_write_mbps",
-             "power_idle_w", "power_active_w", "price_eur")
+_REQUIRED = ("name", "description", "kind", "interface", "capacity", "seq_read_mbps", "seq_write_mbps")
 _OPTIONAL_NUMBERS = {  # file key -> (field, factor into the field's unit)
+    "power_idle_w": ("power_idle_w", 1), "power_active_w": ("power_active_w", 1), "price_eur": ("price_eur", 1),
+    "seq_inner_mbps": ("seq_inner_bytes_per_s", 1e6),
     "rpm": ("rpm", 1), "seek_read_ms": ("seek_read_s", 1e-3), "seek_write_ms": ("seek_write_s", 1e-3),
     "seek_track_ms": ("seek_track_s", 1e-3),
     "rand_read_iops": ("rand_read_iops", 1), "rand_write_iops": ("rand_write_iops", 1),
-    "rand_write_mbps": ("rand_write_bytes_per_s", 1e6),
+    "rand_read_mbps": ("rand_read_bytes_per_s", 1e6), "rand_write_mbps": ("rand_write_bytes_per_s", 1e6),
     "latency_read_us": ("latency_read_s", 1e-6), "latency_write_us": ("latency_write_s", 1e-6),
     "endurance_tbw": ("endurance_tbw", 1), "dwpd": ("dwpd", 1),
 }
+# Unknown is a missing key, never 0: a 0 here would price an array at nothing.
+_ABOVE_ZERO = ("power_idle_w", "power_active_w", "price_eur")
+_RATE_KEYS = ("seq_read_mbps", "seq_write_mbps", "seq_inner_mbps", "rand_read_mbps", "rand_write_mbps")
+
+
+def faster_than_interface(what: str, bytes_per_s: float, interface: str) -> str | None:
+    """The problem with a rate no drive on this interface can deliver, or None: a cache, not the drive, answered."""
+    limit = INTERFACE_BYTES_PER_S[interface]
+    if bytes_per_s <= limit:
+        return None
+    return f"{what} {bytes_per_s / 1e6:,.0f} MB/s is faster than {interface} allows ({limit / 1e6:,.0f} MB/s)"
 
 
 def load_drive(path: Path) -> Drive:
@@ -130,11 +146,13 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
     if data["interface"] not in INTERFACE_BYTES_PER_S:
         fail(f"interface must be one of {', '.join(INTERFACE_BYTES_PER_S)}, not {data['interface']!r}")
     numbers = {}
-    for key in ("seq_read_mbps", "seq_write_mbps", "power_idle_w", "power_active_w", "price_eur", *_OPTIONAL_NUMBERS):
+    for key in ("seq_read_mbps", "seq_write_mbps", *_OPTIONAL_NUMBERS):
         if key in data:
             value = data[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 fail(f"{key} must be a number of at least 0, not {value!r}")
+            if key in _ABOVE_ZERO and value == 0:
+                fail(f"{key} = 0: leave the key out when the figure is unknown")
             numbers[key] = value
     try:
         capacity = parse_size(data["capacity"])
@@ -144,6 +162,9 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
         fail("an hdd needs rpm, seek_read_ms, seek_write_ms and seek_track_ms")
     if data["kind"] != "hdd" and not all(k in data for k in ("rand_read_iops", "rand_write_iops")):
         fail(f"an {data['kind']} drive needs rand_read_iops and rand_write_iops")
+    problem = _physics_problem(numbers, data["kind"], data["interface"])
+    if problem:
+        fail(problem)
     source = data.get("source", {})
     if not isinstance(source, dict) or not source:
         fail("needs a [source] table saying where its figures come from")
@@ -152,9 +173,34 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
         name=str(data["name"]), description=str(data["description"]), kind=data["kind"],
         interface=data["interface"], capacity_bytes=capacity,
         seq_read_bytes_per_s=numbers["seq_read_mbps"] * 1e6, seq_write_bytes_per_s=numbers["seq_write_mbps"] * 1e6,
-        power_idle_w=numbers["power_idle_w"], power_active_w=numbers["power_active_w"], price_eur=numbers["price_eur"],
         sources=tuple((str(k), str(v)) for k, v in source.items()), origin=origin, **optional,
     )
+
+
+def _physics_problem(numbers: dict, kind: str, interface: str) -> str | None:
+    """The first figure (in file units) that no drive of this kind on this interface can have, or None."""
+    for key in _RATE_KEYS:
+        if key in numbers:
+            problem = faster_than_interface(key, numbers[key] * 1e6, interface)
+            if problem:
+                return problem
+    for key in ("rand_read_iops", "rand_write_iops"):
+        if key in numbers:
+            what = f"{key} {numbers[key]:,.0f} x 4 KiB ="
+            problem = faster_than_interface(what, numbers[key] * SMALL_BLOCK, interface)
+            if problem:
+                return problem
+    if "seq_inner_mbps" in numbers:
+        if kind != "hdd":
+            return "seq_inner_mbps is the innermost zone of a hard disk: only for kind \"hdd\""
+        for outer in ("seq_read_mbps", "seq_write_mbps"):
+            if numbers["seq_inner_mbps"] > numbers[outer]:
+                return (f"seq_inner_mbps {numbers['seq_inner_mbps']:,} MB/s is faster than {outer} "
+                        f"{numbers[outer]:,} MB/s: the inner zone is the slowest part of a disk")
+    idle, active = numbers.get("power_idle_w"), numbers.get("power_active_w")
+    if idle is not None and active is not None and idle > active:
+        return f"power_idle_w {idle:g} W is above power_active_w {active:g} W"
+    return None
 
 
 def drive_to_toml(drive: Drive) -> str:
@@ -163,9 +209,7 @@ def drive_to_toml(drive: Drive) -> str:
              f"kind = {_quoted(drive.kind)}", f"interface = {_quoted(drive.interface)}",
              f"capacity = {_quoted(str(drive.capacity_bytes))}",
              f"seq_read_mbps = {drive.seq_read_bytes_per_s / 1e6:g}",
-             f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}",
-             f"power_idle_w = {drive.power_idle_w:g}", f"power_active_w = {drive.power_active_w:g}",
-             f"price_eur = {drive.price_eur:g}"]
+             f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}"]
     by_field = {field: (key, factor) for key, (field, factor) in _OPTIONAL_NUMBERS.items()}
     for f in fields(Drive):
         value = getattr(drive, f.name)

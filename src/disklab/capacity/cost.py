@@ -25,14 +25,16 @@ class Money:
 
 @dataclass(frozen=True)
 class Costs:
-    power_w: float
+    """None: unknown, because a figure it depends on (the drives' power or price) is unknown; never 0."""
+
+    power_w: float | None
     power_source: str  # "catalogue" (drives' active power) or "given"
-    energy_kwh_per_year: float
-    operating_per_year: float
-    purchase: float
-    per_tb: float  # purchase per net TB (10^12 bytes)
-    per_1000_iops: float | None  # purchase per 1,000 predicted IOPS; None without a prediction
-    total: float  # purchase + operating over the years
+    energy_kwh_per_year: float | None
+    operating_per_year: float | None
+    purchase: float | None
+    per_tb: float | None  # purchase per net TB (10^12 bytes)
+    per_1000_iops: float | None  # purchase per 1,000 predicted IOPS; None without a price or a prediction
+    total: float | None  # purchase + operating over the years
     years: int
 
 
@@ -45,19 +47,23 @@ def operating_cost_per_year(watts: float, money: Money) -> float:
     return energy_kwh_per_year(watts) * money.price_per_kwh * money.pue
 
 
-def array_power_w(layout: Layout) -> float:
-    """Every drive at its active power: an array under load keeps them all busy (enclosures not included)."""
-    return layout.count * layout.drive.power_active_w
+def array_power_w(layout: Layout) -> float | None:
+    """Every drive at its active power: an array under load keeps them all busy (enclosures not included).
+    None when the drive file has no active power."""
+    active = layout.drive.power_active_w
+    return None if active is None else layout.count * active
 
 
 def costs(layout: Layout, money: Money, iops: float | None, given_power_w: float | None = None) -> Costs:
     power = array_power_w(layout) if given_power_w is None else given_power_w
-    purchase = layout.count * layout.drive.price_eur
-    operating = operating_cost_per_year(power, money)
+    price = layout.drive.price_eur
+    purchase = None if price is None else layout.count * price
+    operating = None if power is None else operating_cost_per_year(power, money)
     return Costs(
         power_w=power, power_source="catalogue" if given_power_w is None else "given",
-        energy_kwh_per_year=energy_kwh_per_year(power), operating_per_year=operating, purchase=purchase,
-        per_tb=purchase / (layout.net_capacity_bytes / 1e12),
-        per_1000_iops=purchase / (iops / 1000) if iops else None,
-        total=purchase + money.years * operating, years=money.years,
+        energy_kwh_per_year=None if power is None else energy_kwh_per_year(power), operating_per_year=operating,
+        purchase=purchase, per_tb=None if purchase is None else purchase / (layout.net_capacity_bytes / 1e12),
+        per_1000_iops=purchase / (iops / 1000) if purchase is not None and iops else None,
+        total=None if purchase is None or operating is None else purchase + money.years * operating,
+        years=money.years,
     )

@@ -3,6 +3,7 @@
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan
 from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
+from disklab.capacity.validation import band_for
 from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe, log_scale, y_axis_label
 from disklab.report.html.model import ReportModel, TableModel
 from disklab.report.labels import axis_label
@@ -21,12 +22,14 @@ def plan_report(plan: ArrayPlan, generated_at: str) -> ReportModel:
 
 
 def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
-    """IOPS and MB/s over block size (log2 axis), one line per array, for each workload that sweeps bs."""
+    """IOPS and MB/s over block size (log2 axis), one line per array, for each workload that sweeps bs; the
+    caption gives each line's error band (the table's notes say how it is made)."""
     sweeps: dict[tuple, list[int]] = {}
     for i, test in enumerate(plan.tests):
         if not test.bssplit:
             key = (test.pattern, test.direction, test.rwmixread, test.iodepth, test.jobs)
             sweeps.setdefault(key, []).append(i)
+    bands = " · error band " + ", ".join(f"{a.layout.spec} {band_for(a).text()}" for a in plan.arrays)
     charts = []
     for n, indexes in enumerate((ix for ix in sweeps.values() if len(ix) >= SWEEP_MIN_POINTS), start=1):
         sizes = [plan.tests[i].bs for i in indexes]
@@ -37,7 +40,7 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
             charts.append(ChartSpec(
                 id=f"capacity-{slug}-{n}", kind="line", title=f"Predicted {unit} over block size · {workload}",
                 caption=f"{MODEL_NOTE} · one line per array · read + write"
-                + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else ""),
+                + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else "") + bands,
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
             ))

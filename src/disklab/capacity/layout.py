@@ -1,18 +1,27 @@
-"""Array layouts: "24 x sas-hdd-10k-2.4t raid10", "12 x nl-sas-7.2k-12t raid60/2", "6 x nvme-u3-3.84t raidz2".
+"""Array layouts: "24 x sas-hdd-10k-2.4t raid10", "12 x nl-sas-7.2k-12t raid60/2 cache=4GiB", "6 x nvme-u3-3.84t
+raidz2 via=iscsi:25GbE".
 
-A layout knows how its drives are grouped and what a host I/O costs them (drive operations); it does not
-know how fast a drive is (model.py) or what anything costs (cost.py).
+A layout knows how its drives are grouped, what stands between them and the host (a RAID controller with its
+cache, ZFS, the path), and what a host I/O costs the drives (drive operations); it does not know how fast a
+drive is (drive_time.py, model.py) or what anything costs (cost.py).
 """
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from disklab.capacity.catalogue import Drive, find_drive
+from disklab.capacity.path import Path, parse_via
 from disklab.errors import UserError
+from disklab.units import format_size, parse_size
 
-# Per drive strip (hardware RAID "strip size", ZFS record share): common controllers default to 256 KiB.
+# Per drive strip (hardware RAID "strip size"): common controllers default to 256 KiB.
 DEFAULT_STRIP_BYTES = 256 * 1024
+# Hardware RAID controllers of the class (Broadcom MegaRAID 93xx/94xx, Microchip SmartRAID, Dell PERC H7xx) ship
+# with 1-8 GiB of battery- or flash-backed cache, write-back by default; 2 GiB is the common middle.
+DEFAULT_CACHE_BYTES = 2 * 1024**3
+# ZFS's default recordsize.
+DEFAULT_RECORD_BYTES = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,10 @@ class Level:
     min_group: int  # drives per group at least
     grouped: bool  # takes /GROUPS (RAID50/60, raidz vdevs)
     description: str
+
+    @property
+    def zfs(self) -> bool:
+        return self.name == "mirror" or self.name.startswith("raidz")
 
 
 LEVELS = {level.name: level for level in (
@@ -53,6 +66,21 @@ class DriveOps:
     largest_read: float = 0.0
     largest_write: float = 0.0
     read_then_write: bool = False
+    # ZFS writes copy-on-write into free space its allocator hands out in order: no seek per write.
+    writes_in_order: bool = False
+
+
+@dataclass(frozen=True)
+class Controller:
+    """A hardware RAID controller between host and drives: its write-back cache (0: write-through) and whether
+    it reads ahead on sequential reads."""
+
+    cache_bytes: int = DEFAULT_CACHE_BYTES
+    read_ahead: bool = False
+
+    @property
+    def write_back(self) -> bool:
+        return self.cache_bytes > 0
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,10 @@ class Layout:
     level: Level
     groups: int
     strip_bytes: int = DEFAULT_STRIP_BYTES
+    controller: Controller | None = None  # None: no RAID controller (NVMe, ZFS, HBAs)
+    record_bytes: int = DEFAULT_RECORD_BYTES  # ZFS
+    arc_bytes: int = 0  # ZFS: RAM of the read cache the data set may hit
+    via: Path = field(default_factory=lambda: parse_via("local"))
 
     @property
     def group_size(self) -> int:
@@ -117,15 +149,28 @@ class Layout:
         """Data in one full stripe of a group: from this size on, writes need no read-modify-write."""
         return (self.group_size - self.level.parity) * self.strip_bytes
 
-    def read_ops(self, size: int) -> DriveOps:
+    @property
+    def write_back(self) -> bool:
+        return bool(self.controller and self.controller.write_back)
+
+    def read_ops(self, size: int, sequential: bool = False) -> DriveOps:
         """Reads spread over all drives (mirrors read either side, parity rotates); a read spanning several
-        strips costs one access on each drive it touches."""
+        strips costs one access on each drive it touches. ZFS reads whole records. A controller reading ahead
+        on a sequential stream fetches whole strips: one drive command per strip, however small the requests."""
+        if self.level.zfs:
+            return self._record_reads(math.ceil(size / self.record_bytes))
+        if sequential and self.controller and self.controller.read_ahead:
+            # The host waits, on average, for its own bytes: the rest of the strip was fetched meanwhile.
+            return DriveOps(read_accesses=size / self.strip_bytes, read_bytes=size, largest_read=size)
         spans = self.count if self.level.name != "raid1" else 1
         accesses = min(math.ceil(size / self.strip_bytes), spans)
         return DriveOps(read_accesses=accesses, read_bytes=size, largest_read=size / accesses)
 
-    def write_ops(self, size: int) -> DriveOps:
+    def write_ops(self, size: int, sequential: bool = False) -> DriveOps:
+        """Sequential writes behind a write-back cache (or a whole stripe or more at once) fill full stripes."""
         level = self.level
+        if level.zfs:
+            return self._record_writes(size)
         strips = math.ceil(size / self.strip_bytes)
         if level.name == "raid1":
             return DriveOps(write_accesses=self.count, write_bytes=self.count * size, largest_write=size)
@@ -136,6 +181,11 @@ class Layout:
             accesses = min(strips, self.count)
             return DriveOps(write_accesses=accesses, write_bytes=size, largest_write=size / accesses)
         data = self.group_size - level.parity
+        if sequential and self.write_back:
+            # The cache gathers the stream into full stripes, destaged one strip per drive command.
+            written = size * self.group_size / data
+            return DriveOps(write_accesses=written / self.strip_bytes, write_bytes=written,
+                            largest_write=self.strip_bytes)
         if size >= self.stripe_width_bytes:
             # Full stripes: data plus parity written, nothing read; each touched drive writes its run of strips.
             written = size * self.group_size / data
@@ -153,17 +203,65 @@ class Layout:
             largest_write=min(size, self.strip_bytes), read_then_write=True,
         )
 
+    # ZFS's own rules (OpenZFS documentation, "Workload tuning" and "RAIDZ"): data lives in records of up to
+    # recordsize; a raidz record is split across the data drives of one vdev, so a random read of one record
+    # busies every data drive of its vdev (a raidz vdev reads small blocks at about one drive's IOPS); a mirror
+    # reads a record from either side. Writes are copy-on-write: a whole record (and its parity) goes to free
+    # space, never a read-modify-write of parity; a write smaller than a record reads the rest of the record
+    # first, unless the ARC holds it.
 
-_SPEC = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\S+)\s+([a-z0-9]+)(?:/(\d+))?\s*$", re.IGNORECASE)
+    def _record_reads(self, records: int) -> DriveOps:
+        pieces = 1 if self.level.two_way_mirror else self.group_size - self.level.parity
+        return DriveOps(read_accesses=records * pieces, read_bytes=records * self.record_bytes,
+                        largest_read=self.record_bytes / pieces)
+
+    def _record_writes(self, size: int) -> DriveOps:
+        records = math.ceil(size / self.record_bytes)
+        pieces = 2 if self.level.two_way_mirror else self.group_size
+        written = records * self.record_bytes * (2 if self.level.two_way_mirror else
+                                                 self.group_size / (self.group_size - self.level.parity))
+        partial = size % self.record_bytes
+        read = self._record_reads(1) if partial else DriveOps()
+        return DriveOps(read_accesses=read.read_accesses, read_bytes=read.read_bytes, largest_read=read.largest_read,
+                        write_accesses=records * pieces, write_bytes=written,
+                        largest_write=written / (records * pieces), read_then_write=bool(partial),
+                        writes_in_order=True)
+
+    def describe_options(self) -> str:
+        """The settings beyond drives and level, as the layout's options would write them."""
+        if self.level.zfs:
+            parts = [f"record={format_size(self.record_bytes)}", f"arc={format_size(self.arc_bytes)}"]
+        else:
+            parts = [f"strip={format_size(self.strip_bytes)}"]
+            if self.controller:
+                cache = self.controller.cache_bytes
+                parts += [f"cache={format_size(cache) if cache else 'none'}",
+                          f"readahead={'on' if self.controller.read_ahead else 'off'}"]
+        return " ".join(parts + [f"via={self.via.text}"])
 
 
-def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFAULT_STRIP_BYTES) -> Layout:
-    """'N x DRIVE LEVEL[/GROUPS]', checked against the level's rules; problems are one UserError line."""
+_SPEC = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\S+)\s+([a-z0-9]+)(?:/(\d+))?((?:\s+\S+)*)\s*$", re.IGNORECASE)
+# Options after the level: what each sets, and which layouts take it.
+OPTIONS = {
+    "strip": "strip per drive of hardware RAID (default 256KiB)",
+    "cache": "the RAID controller's write-back cache, a size or none (default 2GiB with SAS/SATA drives)",
+    "readahead": "the RAID controller reads ahead on sequential reads: on or off (default off)",
+    "record": "ZFS recordsize (default 128KiB)",
+    "arc": "ZFS: RAM of the ARC the data set may hit (default 0: a data set larger than the ARC)",
+    "via": "the path from host to array, e.g. local, iscsi:25GbE, nfs:10GbE (see 'disklab capacity show --help')",
+}
+_ZFS_ONLY, _CONTROLLER_ONLY = ("record", "arc"), ("strip", "cache", "readahead")
+
+
+def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFAULT_STRIP_BYTES,
+                 via: str = "local") -> Layout:
+    """'N x DRIVE LEVEL[/GROUPS] [OPTION=VALUE ...]', checked against the level's rules; `strip_bytes` and `via`
+    apply where the spec does not say; problems are one UserError line."""
     match = _SPEC.match(spec)
     if not match:
-        raise UserError(f"{spec!r} is not a layout: write 'N x DRIVE LEVEL[/GROUPS]', "
-                        "e.g. '8 x sata-ssd-1.6t raid6' or '12 x nl-sas-7.2k-12t raid60/2'")
-    count, drive_name, level_name, groups_text = match.groups()
+        raise UserError(f"{spec!r} is not a layout: write 'N x DRIVE LEVEL[/GROUPS] [OPTION=VALUE ...]', "
+                        "e.g. '8 x sata-ssd-1.6t raid6' or '12 x nl-sas-7.2k-12t raid60/2 cache=4GiB'")
+    count, drive_name, level_name, groups_text, options_text = match.groups()
     count = int(count)
     level = LEVELS.get(level_name.lower())
     if level is None:
@@ -181,4 +279,44 @@ def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFA
         raise UserError(f"{spec!r}: {level.name} needs at least {level.min_group} drives {what}(has {group_size})")
     if level.two_way_mirror and count % 2:
         raise UserError(f"{spec!r}: {level.name} pairs drives, so it needs an even count (has {count})")
-    return Layout(spec=spec.strip(), count=count, drive=drive, level=level, groups=groups, strip_bytes=strip_bytes)
+    controller = None if level.zfs or drive.interface.startswith("nvme") else Controller()
+    layout = Layout(spec=spec.strip(), count=count, drive=drive, level=level, groups=groups,
+                    strip_bytes=strip_bytes, controller=controller, via=parse_via(via))
+    return _with_options(layout, options_text.split())
+
+
+def _with_options(layout: Layout, words: list[str]) -> Layout:
+    spec = layout.spec
+    for word in words:
+        key, equals, value = word.partition("=")
+        key = key.lower()
+        if not equals or key not in OPTIONS:
+            raise UserError(f"{spec!r}: {word!r} is not an option; options: "
+                            + "; ".join(f"{name}=... {text}" for name, text in OPTIONS.items()))
+        if key in _ZFS_ONLY and not layout.level.zfs:
+            raise UserError(f"{spec!r}: {key}= is for ZFS levels (mirror, raidz1/2/3) only")
+        if key in _CONTROLLER_ONLY and layout.level.zfs:
+            raise UserError(f"{spec!r}: {key}= is for hardware RAID; ZFS takes record= and arc=")
+        try:
+            layout = _set(layout, key, value)
+        except ValueError as exc:
+            raise UserError(f"{spec!r}: {key}={value}: {exc}") from None
+    return layout
+
+
+def _set(layout: Layout, key: str, value: str) -> Layout:
+    if key == "via":
+        return replace(layout, via=parse_via(value))
+    if key == "readahead":
+        if value.lower() not in ("on", "off"):
+            raise ValueError("write on or off")
+        return replace(layout, controller=replace(layout.controller or Controller(0), read_ahead=value.lower() == "on"))
+    if key == "cache":
+        size = 0 if value.lower() in ("none", "0", "off") else parse_size(value)
+        return replace(layout, controller=replace(layout.controller or Controller(), cache_bytes=size))
+    size = parse_size(value)
+    if key == "arc":
+        return replace(layout, arc_bytes=size)
+    if size < 512:
+        raise ValueError("smaller than a sector (512 bytes)")
+    return replace(layout, **{"strip_bytes" if key == "strip" else "record_bytes": size})

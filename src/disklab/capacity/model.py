@@ -1,42 +1,64 @@
-"""The performance model: what an array of catalogue drives would deliver under a random workload.
+"""The performance model: what an array of catalogue drives would deliver under a workload.
 
-A model, not a measurement. Per drive, one I/O of B bytes keeps the drive busy for access + B / rate:
-- HDD: access = seek + half a revolution; rate = sustained transfer. The seek shrinks with the share f of each
-  drive the data set spans (short stroking): single-track seek + (average - single-track) x sqrt(f), since a
-  seek's time grows with the square root of its distance and the average seek spans a third of the stroke.
-- SSD: rate = sequential read rate for reads and, for random writes, the steady-state random-write rate
-  (4 KiB random-write IOPS x 4 KiB: flash pays for random writes per byte); access = what is left of
-  1 / random IOPS once the 4 KiB transfer is paid, i.e. the per-command cost at the rated queue depth.
-The layout turns each host I/O into drive operations (layout.py); the drives' busy time, summed over the
-workload's mix, is shared by all drives of the array. The result is capped by the controller's link to the
-drives (bytes the drives move, parity and mirror copies included), by the host's link (bytes the host moves),
-and by the workload's concurrency (Little's law with the latency of one I/O on an idle array).
+A model, not a measurement. Each host I/O becomes drive operations (layout.py: mirror copies, parity
+read-modify-write, full stripes, ZFS records); each drive operation costs the drive its time (drive_time.py:
+HDD positioning and zoned transfer, SSD command and transfer under the IOPS rating). What decides is the first
+of these limits to be reached, and the prediction names it:
+- drives: the drives' busy time per host I/O, shared by all drives of the array;
+- concurrency: the workload's I/Os in flight over the time one I/O takes on an otherwise idle array (Little's
+  law), the path's per-I/O latency included;
+- controller link: bytes the drives move (parity and mirror copies included) over the controller's link to them;
+- host link: bytes the host moves over its link, or over the path's network link (`via`);
+- target: a network target's published I/O rate per target.
+Terms beyond the drives, each from what the published studies show matters:
+- A RAID controller's write-back cache acknowledges writes from its memory and destages them later, sorted:
+  the drives still do every write (a cache cannot make sustained writes faster than the drives take them), but
+  the host no longer waits for them, and a destaging controller keeps DESTAGE_QUEUE writes queued on each drive,
+  which an HDD serves shortest-positioning-first. Sequential writes behind it fill full stripes (layout.py).
+- Read-ahead on sequential reads fetches a full stripe per stream, so HDDs serving several streams position
+  once per stripe instead of once per request.
+- Sequential I/O follows on from the previous request: an HDD positions only when several streams share it.
+- Where the data set lies (the test's region and size) sets the HDD zone rates and how far the heads seek.
+- ZFS: records, copy-on-write writes that the allocator lays out in order (no seek per write), and the ARC
+  answering the share of reads it holds.
 """
 
 from dataclasses import dataclass
 
-from disklab.capacity.catalogue import SMALL_BLOCK, Drive
+from disklab.capacity.catalogue import Drive
+from disklab.capacity.drive_time import Region, hdd_op_time, ssd_op_time
 from disklab.capacity.layout import DriveOps, Layout
 from disklab.suite.model import TestSpec
 from disklab.units import parse_size
 
 MODEL_NOTE = "model, not a measurement"
-HALF_REVOLUTION_S_PER_RPM = 30.0  # 60 s / rpm / 2
 # The controller's link to its drives when the drives are SAS or SATA: one SAS3 12G x4 wide port.
 SAS3_WIDE_PORT_BYTES_PER_S = 4.4e9
-LIMIT_DRIVES, LIMIT_CONTROLLER, LIMIT_HOST, LIMIT_CONCURRENCY = "drives", "controller link", "host link", "concurrency"
+# Writes a destaging controller keeps queued per drive: SATA's NCQ holds 32 commands, and RAID controllers
+# commonly queue that many per SAS drive too (MegaRAID's default per-drive queue depth is 32).
+DESTAGE_QUEUE = 32
+# A write acknowledged from a controller's cache (or ZFS's RAM) costs the host a transfer into memory and the
+# controller's firmware path: tens of microseconds on current hardware RAID (typical for the class: 20-60 us).
+CACHE_WRITE_LATENCY_S = 40e-6
+# A read the ARC answers from RAM goes through ZFS but not to a drive: typical for the class 10-30 us.
+ARC_HIT_LATENCY_S = 20e-6
+LIMIT_DRIVES, LIMIT_CONCURRENCY = "drives", "concurrency"
+LIMIT_CONTROLLER, LIMIT_HOST, LIMIT_TARGET = "controller link", "host link", "target"
 
 
 @dataclass(frozen=True)
 class Workload:
-    """Random I/O: block sizes with their share of the I/Os, the share of reads, the I/Os in flight, and the
-    data set it spreads over (None: the whole array)."""
+    """Block sizes with their share of the I/Os, the share of reads, the I/Os in flight and the streams that
+    issue them, random or sequential, and where the data lies: its size (None: the whole array) and region."""
 
     name: str
     sizes: tuple[tuple[int, float], ...]
     read_share: float
     outstanding: int
     data_set_bytes: int | None = None
+    sequential: bool = False
+    streams: int = 1
+    region: str = "whole"  # as suites write it: whole, first:10%, first:5GB, last:5GB
 
 
 @dataclass(frozen=True)
@@ -45,16 +67,6 @@ class Ceilings:
 
     controller_bytes_per_s: float | None
     host_bytes_per_s: float | None = None
-
-
-@dataclass(frozen=True)
-class DriveTiming:
-    read_access_s: float
-    read_bytes_per_s: float
-    write_access_s: float
-    write_bytes_per_s: float
-    idle_read_access_s: float  # at queue depth 1, for the latency of one I/O
-    idle_write_access_s: float
 
 
 @dataclass(frozen=True)
@@ -74,77 +86,131 @@ def workload_from_test(test: TestSpec) -> Workload:
     else:
         sizes = ((test.bs, 1.0),)
     read_share = {"read": 1.0, "write": 0.0}.get(test.direction, test.rwmixread / 100)
-    return Workload(test.label, sizes, read_share, test.jobs * test.iodepth, test.size)
+    return Workload(test.label, sizes, read_share, test.jobs * test.iodepth, test.size,
+                    sequential=test.pattern == "sequential", streams=test.jobs, region=test.region)
 
 
 def ceilings_for(layout: Layout, controller_bytes_per_s: float | None = None,
                  host_bytes_per_s: float | None = None) -> Ceilings:
     """The links given, else the defaults: SAS and SATA drives hang off one controller port, NVMe drives have
-    PCIe lanes of their own, and the host's link is not limited."""
+    PCIe lanes of their own; the host's link is the path's network link unless a narrower one is given."""
     if controller_bytes_per_s is None and not layout.drive.interface.startswith("nvme"):
         controller_bytes_per_s = SAS3_WIDE_PORT_BYTES_PER_S
-    return Ceilings(controller_bytes_per_s, host_bytes_per_s)
+    links = [rate for rate in (host_bytes_per_s, layout.via.link_bytes_per_s) if rate]
+    return Ceilings(controller_bytes_per_s, min(links) if links else None)
 
 
-def drive_timing(drive: Drive, stroke_share: float = 1.0) -> DriveTiming:
-    """stroke_share: the share of each drive's capacity the data set spans (HDD seeks only)."""
-    read_rate = min(drive.seq_read_bytes_per_s, drive.interface_bytes_per_s)
-    if drive.kind == "hdd":
-        half_turn = HALF_REVOLUTION_S_PER_RPM / drive.rpm
-        write_rate = min(drive.seq_write_bytes_per_s, drive.interface_bytes_per_s)
-        scale = min(1.0, stroke_share) ** 0.5
-        read_access = drive.seek_track_s + (drive.seek_read_s - drive.seek_track_s) * scale + half_turn
-        write_access = drive.seek_track_s + (drive.seek_write_s - drive.seek_track_s) * scale + half_turn
-        return DriveTiming(read_access, read_rate, write_access, write_rate, read_access, write_access)
-    write_rate = min(drive.rand_write_bytes_per_s or drive.rand_write_iops * SMALL_BLOCK, drive.interface_bytes_per_s)
-    read_access = _command_time(1 / drive.rand_read_iops, read_rate)
-    write_access = _command_time(1 / drive.rand_write_iops, write_rate)
-    return DriveTiming(
-        read_access, read_rate, write_access, write_rate,
-        _command_time(drive.latency_read_s, read_rate) if drive.latency_read_s else read_access,
-        _command_time(drive.latency_write_s, write_rate) if drive.latency_write_s else write_access,
-    )
+def data_region(layout: Layout, workload: Workload) -> Region:
+    """The share of each drive the data set covers, from the outer edge: a region of the array maps onto the
+    same share of every drive."""
+    net = layout.net_capacity_bytes
+    where, _, amount = workload.region.partition(":")
+    if where == "whole":
+        length = min(workload.data_set_bytes or net, net)
+        return Region(0.0, length / net)
+    length = net * float(amount[:-1]) / 100 if amount.endswith("%") else min(parse_size(amount), net)
+    if workload.data_set_bytes:
+        length = min(length, workload.data_set_bytes)
+    return Region(0.0, length / net) if where == "first" else Region(1 - length / net, 1.0)
 
 
-def _command_time(time_for_small_block: float, rate: float) -> float:
-    """The part of a 4 KiB I/O's time that is not transfer; never below zero."""
-    return max(0.0, time_for_small_block - SMALL_BLOCK / rate)
+@dataclass(frozen=True)
+class _Costs:
+    """One kind of host I/O (a read or a write of one size): drive-seconds, drive bytes, and the host's wait."""
+
+    busy_s: float
+    drive_bytes: float
+    latency_s: float
 
 
 def predict(layout: Layout, workload: Workload, ceilings: Ceilings) -> Prediction:
-    span = workload.data_set_bytes or layout.net_capacity_bytes
-    timing = drive_timing(layout.drive, span / layout.net_capacity_bytes)
+    region = data_region(layout, workload)
     busy = drive_bytes = host_bytes = latency = 0.0
     for size, share in workload.sizes:
-        reads, writes = (layout.read_ops(size), workload.read_share), (layout.write_ops(size), 1 - workload.read_share)
-        for ops, weight in (reads, writes):
+        for op, weight in (("read", workload.read_share), ("write", 1 - workload.read_share)):
             if not weight:
                 continue
-            busy += share * weight * _busy_time(ops, timing)
-            drive_bytes += share * weight * (ops.read_bytes + ops.write_bytes)
-            latency += share * weight * _idle_latency(ops, timing)
+            cost = _host_io(layout, workload, region, op, size)
+            busy += share * weight * cost.busy_s
+            drive_bytes += share * weight * cost.drive_bytes
+            latency += share * weight * cost.latency_s
             host_bytes += share * weight * size
-    limits = {
-        LIMIT_DRIVES: layout.count / busy,
-        LIMIT_CONCURRENCY: workload.outstanding / latency,
-    }
-    if ceilings.controller_bytes_per_s:
+    latency += layout.via.per_io_latency_s or 0.0
+    limits = {LIMIT_CONCURRENCY: workload.outstanding / latency}
+    if busy:  # the ARC may answer every read
+        limits[LIMIT_DRIVES] = layout.count / busy
+    if drive_bytes and ceilings.controller_bytes_per_s:
         limits[LIMIT_CONTROLLER] = ceilings.controller_bytes_per_s / drive_bytes
     if ceilings.host_bytes_per_s:
         limits[LIMIT_HOST] = ceilings.host_bytes_per_s / host_bytes
+    if layout.via.per_io_busy_s:
+        limits[LIMIT_TARGET] = 1 / layout.via.per_io_busy_s
     limit = min(limits, key=limits.get)
     iops = limits[limit]
     return Prediction(workload.name, iops, iops * host_bytes, limit, latency)
 
 
-def _busy_time(ops: DriveOps, timing: DriveTiming) -> float:
-    """Drive-seconds one host I/O costs, summed over the drives it touches."""
-    return (ops.read_accesses * timing.read_access_s + ops.read_bytes / timing.read_bytes_per_s
-            + ops.write_accesses * timing.write_access_s + ops.write_bytes / timing.write_bytes_per_s)
+def _host_io(layout: Layout, workload: Workload, region: Region, op: str, size: int) -> _Costs:
+    """What one host read or write of `size` bytes costs the drives, and how long the host waits for it."""
+    drive = layout.drive
+    if op == "read":
+        ops = layout.read_ops(size, sequential=workload.sequential)
+        cached = min(1.0, layout.arc_bytes / (region.span * layout.net_capacity_bytes)) if layout.level.zfs else 0.0
+        queue = _offered_queue(layout, workload, ops)
+        busy = _busy(drive, ops, region, queue, workload.sequential, _positioned_share(workload))
+        wait = _idle_wait(drive, ops, region, workload.sequential)
+        return _Costs((1 - cached) * busy, (1 - cached) * ops.read_bytes,
+                      (1 - cached) * wait + cached * ARC_HIT_LATENCY_S)
+    ops = layout.write_ops(size, sequential=workload.sequential)
+    deferred = layout.write_back or ops.writes_in_order
+    queue = DESTAGE_QUEUE if layout.write_back else _offered_queue(layout, workload, ops)
+    positioned = 0.0 if workload.sequential and deferred else _positioned_share(workload)
+    busy = _busy(drive, ops, region, queue, workload.sequential, positioned)
+    wait = CACHE_WRITE_LATENCY_S if deferred else _idle_wait(drive, ops, region, workload.sequential)
+    return _Costs(busy, ops.read_bytes + ops.write_bytes, wait)
 
 
-def _idle_latency(ops: DriveOps, timing: DriveTiming) -> float:
-    """The drives work in parallel: one read, one write, or (parity update) a read and then a write."""
-    read = timing.idle_read_access_s + ops.largest_read / timing.read_bytes_per_s if ops.read_accesses else 0.0
-    write = timing.idle_write_access_s + ops.largest_write / timing.write_bytes_per_s if ops.write_accesses else 0.0
+def _offered_queue(layout: Layout, workload: Workload, ops: DriveOps) -> float:
+    """Requests waiting at each drive when the workload's I/Os in flight spread over the array."""
+    accesses = ops.read_accesses + ops.write_accesses
+    return max(1.0, workload.outstanding * accesses / layout.count)
+
+
+def _positioned_share(workload: Workload) -> float:
+    """The share of drive requests that need a seek: all of them for random I/O; for sequential I/O none when each
+    drive serves one stream, else every one (the streams take turns; read-ahead makes the requests fewer)."""
+    return 0.0 if workload.sequential and workload.streams <= 1 else 1.0
+
+
+def _busy(drive: Drive, ops: DriveOps, region: Region, queue: float, sequential: bool, positioned: float) -> float:
+    """Drive-seconds the operations cost, summed over the drives they touch."""
+    total = 0.0
+    for op, accesses, n_bytes, in_order in (("read", ops.read_accesses, ops.read_bytes, False),
+                                            ("write", ops.write_accesses, ops.write_bytes, ops.writes_in_order)):
+        if not accesses:
+            continue
+        each = n_bytes / accesses
+        if drive.kind == "hdd":
+            seek_share = 0.0 if in_order else positioned
+            total += accesses * hdd_op_time(drive, op, each, region.span, queue, seek_share, region)
+        else:
+            total += accesses * ssd_op_time(drive, op, each, sequential=sequential or in_order)
+    return total
+
+
+def _idle_wait(drive: Drive, ops: DriveOps, region: Region, sequential: bool) -> float:
+    """The host's wait on an idle array: the drives work in parallel, one read, one write, or (parity update)
+    a read and then a write."""
+    read = _one_request(drive, "read", ops.largest_read, region, sequential) if ops.read_accesses else 0.0
+    write = _one_request(drive, "write", ops.largest_write, region, sequential) if ops.write_accesses else 0.0
     return read + write if ops.read_then_write else max(read, write)
+
+
+def _one_request(drive: Drive, op: str, size: float, region: Region, sequential: bool) -> float:
+    """One request alone on a drive: HDD positioning (none when it follows on) and transfer; SSD its typical
+    latency for a small request (the sheet's queue-depth-1 figure) plus the rest of the transfer."""
+    if drive.kind == "hdd":
+        return hdd_op_time(drive, op, size, region.span, positioned=0.0 if sequential else 1.0, region=region)
+    typical = drive.latency_read_s if op == "read" else drive.latency_write_s
+    busy = ssd_op_time(drive, op, size, sequential)
+    return max(busy, typical + busy - ssd_op_time(drive, op, 4096, sequential)) if typical else busy

@@ -41,14 +41,17 @@ class ArrayPlan:
 
 
 def workload_tests(names: Sequence[str]) -> tuple[TestSpec, ...]:
-    """The fio tests of the named suites (or suite files) that the model can take: random, without file sets."""
+    """The fio tests of the named suites (or suite files) that the model can take: random or sequential reads
+    and writes, without file sets."""
     tests = []
     for name in names:
         suite = load_suite(name)
         check_test_count(suite, None)
-        usable = [t for t in expand_suite(suite) if t.pattern == "random" and not t.file_set]
+        usable = [t for t in expand_suite(suite) if t.pattern in ("random", "sequential") and not t.file_set
+                  and t.direction in ("read", "write", "mixed")]
         if not usable:
-            raise UserError(f"suite {suite.name!r} has no random fio test without file sets for the model to predict")
+            raise UserError(f"suite {suite.name!r} has no fio test of reads or writes without file sets for the model "
+                            "to predict")
         tests += usable
     return tuple(tests)
 

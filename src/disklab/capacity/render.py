@@ -12,11 +12,13 @@ from disklab.capacity.catalogue import Drive
 from disklab.capacity.cost import HOURS_PER_YEAR
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan, PlannedArray
+from disklab.capacity.validation import BAND_PERCENTILE, band_for
 from disklab.report.compare import crossover_text
 from disklab.units import format_size
 
-# Bump when the JSON export changes shape. 1: first version.
-JSON_FORMAT_VERSION = 1
+# Bump when the JSON export changes shape. 1: first version. 2: predictions carry error_band_percent, arrays their
+# error_band.
+JSON_FORMAT_VERSION = 2
 FORMATS = ("table", "markdown", "csv", "json")
 CURRENCY = "EUR"  # the catalogue's prices
 
@@ -30,8 +32,16 @@ def _tb(n_bytes: float) -> str:
     return f"{n_bytes / 1e12:,.2f}".rstrip("0").rstrip(".") + " TB"
 
 
+UNKNOWN = "unknown"  # a figure no source gives (a drive file without power or price): never shown as 0
+
+
+def _figure(value: float | None, unit: str) -> str:
+    return UNKNOWN if value is None else f"{value:,.0f} {unit}"
+
+
 def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:,.0f} {CURRENCY}"
+    """None: unknown, as every cost that depends on a drive's unknown price or power."""
+    return _figure(value, CURRENCY)
 
 
 def fact_rows(plan: ArrayPlan) -> list[tuple[str, list[str]]]:
@@ -48,6 +58,11 @@ def fact_rows(plan: ArrayPlan) -> list[tuple[str, list[str]]]:
     def stripe(a: PlannedArray) -> str:
         return format_size(a.layout.stripe_width_bytes) if a.layout.level.parity else "-"
 
+    def per_iops(a: PlannedArray) -> str:
+        """Unknown without a price; n/a (a different case) when the headline test has no prediction."""
+        known_price = a.costs.purchase is not None
+        return "n/a" if known_price and a.costs.per_1000_iops is None else _money(a.costs.per_1000_iops)
+
     return [
         ("level", each(lambda a: a.layout.level.name + (f" in {a.layout.groups} groups" if a.layout.groups > 1 else "")
                        + f": {a.layout.level.description}")),
@@ -56,12 +71,12 @@ def fact_rows(plan: ArrayPlan) -> list[tuple[str, list[str]]]:
         ("drives that may fail", each(tolerated)),
         ("write penalty (small writes)", each(lambda a: str(a.layout.write_penalty))),
         ("full stripe (no read-modify-write)", each(stripe)),
-        ("power under load", each(lambda a: f"{a.costs.power_w:,.0f} W ({a.costs.power_source})")),
-        ("energy a year", each(lambda a: f"{a.costs.energy_kwh_per_year:,.0f} kWh")),
+        ("power under load", each(lambda a: f"{_figure(a.costs.power_w, 'W')} ({a.costs.power_source})")),
+        ("energy a year", each(lambda a: _figure(a.costs.energy_kwh_per_year, "kWh"))),
         ("operating cost a year", each(lambda a: _money(a.costs.operating_per_year))),
         ("purchase", each(lambda a: _money(a.costs.purchase))),
         ("purchase per net TB", each(lambda a: _money(a.costs.per_tb))),
-        ("purchase per 1,000 IOPS", each(lambda a: _money(a.costs.per_1000_iops))),
+        ("purchase per 1,000 IOPS", each(per_iops)),
         (f"total over {years} years", each(lambda a: _money(a.costs.total))),
     ]
 
@@ -74,12 +89,13 @@ def performance_headings(plan: ArrayPlan) -> list[str]:
 
 
 def performance_rows(plan: ArrayPlan) -> list[list[str]]:
+    """Each figure with the error band of its array beside it: '80,000 ±14 %'."""
     rows = []
     for i, test in enumerate(plan.tests):
         texts = [test.label]
         for a in plan.arrays:
-            p = a.predictions[i]
-            texts += [f"{p.iops:,.0f}", f"{p.bw_bytes_per_s / 1e6:,.0f}", p.limit]
+            p, band = a.predictions[i], band_for(a, test).text()
+            texts += [f"{p.iops:,.0f} {band}", f"{p.bw_bytes_per_s / 1e6:,.0f} {band}", p.limit]
         rows.append(texts)
     return rows
 
@@ -88,10 +104,17 @@ def notes(plan: ArrayPlan) -> list[str]:
     names = labels(plan)
     money = plan.money
     lines = [(
-        f"{MODEL_NOTE}: per drive, an I/O costs access time + size / transfer rate (catalogue figures); the layout "
-        "multiplies writes (mirror copies, parity read-modify-write, full-stripe writes from the stripe width on); "
-        "links and the workload's I/Os in flight cap the result; 'limit' names what decides. MB/s = 10^6 bytes/s"
+        f"{MODEL_NOTE}: per drive, an I/O costs positioning (HDD: seek and rotation, shortened by queued requests; "
+        "none when a stream follows on) or a command time (SSD, never above its IOPS rating) + size / the zone's or "
+        "the drive's rate; the layout turns host I/Os into drive I/Os (mirror copies, parity read-modify-write, full "
+        "stripes, ZFS records); a write-back cache takes writes' wait off the host; the drives, links, the path and "
+        "the workload's I/Os in flight cap the result; 'limit' names what decides. MB/s = 10^6 bytes/s"
     )]
+    lines.append(
+        "error band beside each figure: how far the model missed the published arrays and spec sheets disklab "
+        f"ships (`disklab capacity validate`), per drive kind the {BAND_PERCENTILE}th percentile of the absolute "
+        "errors of that kind's points, rounded up: " + "; ".join(_band_note(a, plan.tests) for a in plan.arrays)
+    )
     data_sets = sorted({t.size for t in plan.tests if t.size})
     if data_sets:
         lines.append(f"data set: {', '.join(format_size(s) for s in data_sets)} (the workload's size; HDD seeks "
@@ -100,10 +123,14 @@ def notes(plan: ArrayPlan) -> list[str]:
     for a in plan.arrays:
         link = a.ceilings.controller_bytes_per_s
         host = a.ceilings.host_bytes_per_s
+        via = a.layout.via
         lines.append(
-            f"{a.layout.spec}: strip {format_size(a.layout.strip_bytes)}, controller link "
+            f"{a.layout.spec}: {a.layout.describe_options()}, controller link "
             + (f"{link / 1e6:,.0f} MB/s" if link else "none") + ", host link "
             + (f"{host / 1e6:,.0f} MB/s" if host else "none")
+            + (f"; {via.text} adds {via.per_io_latency_s * 1e6:,.0f} us per I/O" if via.per_io_latency_s else "")
+            + (f", caps {1 / via.per_io_busy_s:,.0f} IOPS" if via.per_io_busy_s else "")
+            + (f"; not charged, no published figure: {', '.join(via.unknown)}" if via.unknown else "")
         )
     lines.append(
         f"energy = power x {HOURS_PER_YEAR:,} h; operating cost = energy x {money.price_per_kwh:g} {CURRENCY}/kWh x "
@@ -111,6 +138,15 @@ def notes(plan: ArrayPlan) -> list[str]:
         f"{plan.tests[plan.headline].label}; catalogue power is the drives' active power, enclosures not included"
     )
     return lines
+
+
+def _band_note(a: PlannedArray, tests) -> str:
+    band = band_for(a)
+    if band.percent is None:
+        return f"{a.layout.spec} {band.why}"
+    sequential = next((band_for(a, t) for t in tests if t.pattern == "sequential"), None)
+    return (f"{a.layout.spec} {band.text()} ({band.points} {band.kind} points)"
+            + (f"; its sequential tests {sequential.why}" if sequential else ""))
 
 
 def renderables(plan: ArrayPlan) -> list[RenderableType]:
@@ -145,19 +181,20 @@ def to_csv(plan: ArrayPlan) -> str:
     """Predictions in raw units, one line per workload and array; a blank line; the facts per array."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "note"])
+    writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "error_band_percent", "note"])
     for i, test in enumerate(plan.tests):
         for a in plan.arrays:
-            p = a.predictions[i]
-            writer.writerow([test.label, a.layout.spec, p.iops, p.bw_bytes_per_s, p.limit, MODEL_NOTE])
+            p, band = a.predictions[i], band_for(a, test)
+            note = MODEL_NOTE if band.percent is not None else f"{MODEL_NOTE}; error band {band.why}"
+            writer.writerow([test.label, a.layout.spec, p.iops, p.bw_bytes_per_s, p.limit, band.percent, note])
     out.write("\n")
     writer.writerow(["array", "net_capacity_bytes", "failures_tolerated", "power_w", "energy_kwh_per_year",
                      "operating_per_year", "purchase", "per_tb", "per_1000_iops", "total", "years", "currency"])
     for a in plan.arrays:
         c = a.costs
         writer.writerow([a.layout.spec, a.layout.net_capacity_bytes, a.layout.failures_tolerated, c.power_w,
-                         c.energy_kwh_per_year, c.operating_per_year, c.purchase, c.per_tb,
-                         "" if c.per_1000_iops is None else c.per_1000_iops, c.total, c.years, CURRENCY])
+                         c.energy_kwh_per_year, c.operating_per_year, c.purchase, c.per_tb, c.per_1000_iops,
+                         c.total, c.years, CURRENCY])  # csv writes None (unknown) as an empty cell
     return out.getvalue()
 
 
@@ -185,10 +222,14 @@ def to_json(plan: ArrayPlan) -> str:
                           "operating_per_year": a.costs.operating_per_year, "purchase": a.costs.purchase,
                           "per_tb": a.costs.per_tb, "per_1000_iops": a.costs.per_1000_iops,
                           "total": a.costs.total, "years": a.costs.years},
+                "error_band": {"kind": band.kind, "percent": band.percent, "percentile": BAND_PERCENTILE,
+                               "basis": band.why},
                 "predictions": [{"workload": p.workload, "iops": p.iops, "bw_bytes_per_s": p.bw_bytes_per_s,
-                                 "limit": p.limit, "idle_latency_s": p.idle_latency_s} for p in a.predictions],
+                                 "limit": p.limit, "idle_latency_s": p.idle_latency_s,
+                                 "error_band_percent": band_for(a, test).percent}
+                                for p, test in zip(a.predictions, plan.tests)],
             }
-            for a in plan.arrays
+            for a, band in ((a, band_for(a)) for a in plan.arrays)
         ],
         "crossovers": [
             {"parameter": x.parameter, "value": x.value, "below": x.below, "leader": names[x.leader],
@@ -211,11 +252,15 @@ def drive_rows(drives: list[Drive]) -> list[list[str]]:
             random = f"{d.rpm:,} rpm, seek {d.seek_read_s * 1e3:g}/{d.seek_write_s * 1e3:g} ms"
         else:
             random = f"{d.rand_read_iops:,.0f}/{d.rand_write_iops:,.0f} IOPS"
+        watts = (d.power_idle_w, d.power_active_w)
+        power = UNKNOWN if watts == (None, None) else "/".join(UNKNOWN if w is None else f"{w:g}" for w in watts)
+        sequential = f"{d.seq_read_bytes_per_s / 1e6:,.0f}/{d.seq_write_bytes_per_s / 1e6:,.0f}"
+        if d.seq_inner_bytes_per_s:
+            sequential += f", inner {d.seq_inner_bytes_per_s / 1e6:,.0f}"
         endurance = ", ".join(text for text in (d.endurance_tbw and f"{d.endurance_tbw:,.0f} TBW",
                                                  d.dwpd and f"{d.dwpd:g} DWPD") if text) or "-"
-        rows.append([d.name, d.kind, d.interface, _tb(d.capacity_bytes),
-                     f"{d.seq_read_bytes_per_s / 1e6:,.0f}/{d.seq_write_bytes_per_s / 1e6:,.0f}", random,
-                     f"{d.power_idle_w:g}/{d.power_active_w:g}", _money(d.price_eur), endurance])
+        rows.append([d.name, d.kind, d.interface, _tb(d.capacity_bytes), sequential, random, power,
+                     _money(d.price_eur), endurance])
     return rows
 
 

@@ -5,17 +5,19 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from disklab.capacity import validation, validation_render
 from disklab.capacity.calibrate import DriveFacts, fit_drive
 from disklab.capacity.catalogue import (
     INTERFACE_BYTES_PER_S, drive_to_toml, find_drive, load_catalogue, user_drive_folder,
 )
 from disklab.capacity.cost import DEFAULT_PRICE_PER_KWH, DEFAULT_PUE, DEFAULT_YEARS, Money
 from disklab.capacity.html import plan_report
-from disklab.capacity.layout import DEFAULT_STRIP_BYTES, parse_layout
+from disklab.capacity.layout import DEFAULT_STRIP_BYTES, OPTIONS, parse_layout
 from disklab.capacity.model import MODEL_NOTE, SAS3_WIDE_PORT_BYTES_PER_S
+from disklab.capacity.path import LINKS, PROTOCOLS
 from disklab.capacity.planning import DEFAULT_WORKLOADS, plan_arrays, workload_tests
 from disklab.capacity.render import DRIVE_HEADINGS, EXPORTERS, FORMATS, drive_rows, renderables
-from disklab.cli.common import converter, open_store, stdout_console, write_output
+from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.errors import UserError
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso
@@ -53,7 +55,11 @@ def _plan_options(command):
                           f"(default: {' and '.join(DEFAULT_WORKLOADS)}, study M2's sweep and mixed block sizes). "
                           "Costs per 1,000 IOPS use the last test."),
         click.option("--strip", callback=converter(_strip), default=format_size(DEFAULT_STRIP_BYTES),
-                     show_default=True, help="Strip per drive (hardware RAID strip size, ZFS record share)."),
+                     show_default=True, help="Strip per drive of hardware RAID, for layouts without strip=."),
+        click.option("--via", default="local", show_default=True, metavar="PROTOCOL:LINK",
+                     help="The path from host to array for layouts without via=, e.g. iscsi:25GbE, nfs:10GbE, "
+                          f"nvme-tcp:100GbE ({', '.join(PROTOCOLS)}; links {', '.join(l.name for l in LINKS.values())}"
+                          "; :jumbo for a 9000-byte MTU)."),
         click.option("--controller-mbps", callback=converter(_mbps), metavar="MB/s",
                      help=f"The controller's link to the drives (default: SAS/SATA drives "
                           f"{SAS3_WIDE_PORT_BYTES_PER_S / 1e6:,.0f}, one SAS3 12G x4 wide port; NVMe none)."),
@@ -110,7 +116,12 @@ def drives(name, drive_files):
     console.print("figures: spec sheets or typical for the class; 'disklab capacity drives NAME' names the source")
 
 
-@capacity.command(short_help="One array: capacity, failures it survives, predictions, power and cost.")
+LAYOUT_HELP = ("A layout is 'N x DRIVE LEVEL[/GROUPS] [OPTION=VALUE ...]'. Options: "
+               + "; ".join(f"{name}= {text}" for name, text in OPTIONS.items()) + ".")
+
+
+@capacity.command(short_help="One array: capacity, failures it survives, predictions, power and cost.",
+                  epilog=LAYOUT_HELP)
 @click.argument("spec", metavar="LAYOUT")
 @_plan_options
 def show(spec, **options):
@@ -119,7 +130,8 @@ def show(spec, **options):
     _plan_and_write([spec], **options)
 
 
-@capacity.command(name="compare", short_help="Arrays side by side, with the crossover block size.")
+@capacity.command(name="compare", short_help="Arrays side by side, with the crossover block size.",
+                  epilog=LAYOUT_HELP)
 @click.argument("specs", metavar="LAYOUT...", nargs=-1, required=True)
 @_plan_options
 def compare_layouts(specs, **options):
@@ -131,10 +143,10 @@ def compare_layouts(specs, **options):
     _plan_and_write(list(specs), **options)
 
 
-def _plan_and_write(specs, workloads, strip, controller_mbps, host_mbps, watts, price_kwh, pue, years,
+def _plan_and_write(specs, workloads, strip, via, controller_mbps, host_mbps, watts, price_kwh, pue, years,
                     output_format, output, html_path, drive_files):
     catalogue = load_catalogue(drive_files)
-    layouts = [parse_layout(spec, catalogue, strip) for spec in specs]
+    layouts = [parse_layout(spec, catalogue, strip, via) for spec in specs]
     powers = list(watts)
     if len(powers) > len(layouts):
         raise UserError(f"--watts given {len(powers)} times for {len(layouts)} layouts")
@@ -165,26 +177,38 @@ def _plan_and_write(specs, workloads, strip, controller_mbps, host_mbps, watts, 
 @click.option("--watts-idle", callback=converter(_positive), help="Idle power, W.")
 @click.option("--watts-active", callback=converter(_positive), help="Power under load, W.")
 @click.option("--price", callback=converter(_positive), help="Price (EUR).")
+@click.option("--rated-read-iops", callback=converter(_positive), metavar="IOPS",
+              help="The spec sheet's 4 KiB random read rating: warns when the fit claims more.")
+@click.option("--rated-write-iops", callback=converter(_positive), metavar="IOPS",
+              help="The spec sheet's 4 KiB random write rating: warns when the fit claims more.")
 @click.option("--output", "-o", help="Write the drive file here (default: $DISKLAB_HOME/drives/NAME.toml).")
 @click.pass_context
-def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_active, price, output):
+def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_active, price, rated_read_iops,
+              rated_write_iops, output):
     """Fit a drive model to stored runs of one drive (block-size and queue-depth sweeps) and save it as a
-    drive file, so that "12 x NAME raid6" plans with measured figures."""
+    drive file, so that "12 x NAME raid6" plans with measured figures. Shows each fit's goodness (R^2, each
+    block size's error); refuses rates faster than the interface (a cache answered). Power and price not given
+    stay unknown."""
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise UserError(f"{name!r} is not a drive name: letters, digits, '-', '.' and '_' only")
     with open_store(ctx) as store:
         records = [store.get_run(store.resolve_run_id(ref)) for ref in run_refs]
-    facts = DriveFacts(name, capacity_bytes, interface, watts_idle or 0.0, watts_active or 0.0, price or 0.0)
+    facts = DriveFacts(name, capacity_bytes, interface, watts_idle, watts_active, price, rated_read_iops,
+                       rated_write_iops)
     result = fit_drive(records, facts)
     console = stdout_console()
     for fit in result.fits:
         console.print(f"{fit.direction}: time per I/O = {fit.access_s * 1e6:,.1f} µs + size / "
                       f"{fit.bytes_per_s / 1e6:,.0f} MB/s, fitted to {len(fit.points)} block sizes")
-        for size, seconds in fit.points:
+        console.print(f"  goodness of fit: R² {fit.r_squared:.3f} (relative errors, as fitted); IOPS error "
+                      f"median {fit.median_error_percent:.1f} %, max {fit.max_error_percent:.1f} %")
+        for (size, seconds), error in zip(fit.points, fit.errors_percent):
             console.print(f"  {format_size(size):>8}: measured {1 / seconds:,.0f} IOPS, fit "
-                          f"{1 / fit.time_s(size):,.0f} IOPS")
+                          f"{1 / fit.time_s(size):,.0f} IOPS ({error:+.1f} %)")
     for note in result.notes:
         console.print(f"note: {note}")
+    for warning in result.warnings:
+        stderr_console().print(f"warning: {warning}", highlight=False)
     path = Path(output) if output else user_drive_folder() / f"{name}.toml"
     try:
         if not output:
@@ -195,3 +219,24 @@ def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_
     elsewhere = path.parent.resolve() != user_drive_folder().resolve()
     console.print(f"drive {name!r} written to {path}; use it as e.g. \"12 x {name} raid6\""
                   + f" with --drives {path}" * elsewhere + f" · {MODEL_NOTE}")
+
+
+@capacity.command(name="validate", short_help="The model against every published table disklab ships.")
+@click.option("--format", "-f", "output_format", type=click.Choice(validation_render.FORMATS), default="table",
+              show_default=True)
+@click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
+@click.option("--drives", "drive_files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A drive file (TOML) that replaces the shipped drive of its name, e.g. your own sata-ssd-1.6t; "
+                   "may be given more than once (without it: the shipped drives, not $DISKLAB_HOME/drives/).")
+def validate(output_format, output, drive_files):
+    """Run the model against the published tables disklab ships (study M2's arrays over block size and mixed
+    block sizes, M2's energy and cost arithmetic, M4's NVMe spec sheet) and print every point's error, each
+    case's median and largest, the crossover block size, and the error bands `show` and `compare` print."""
+    result = validation.validate(validation.validation_catalogue(drive_files))
+    if output_format == "table":
+        if output not in (None, "-"):
+            raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        for item in validation_render.renderables(result):
+            stdout_console().print(item)
+    else:
+        write_output(validation_render.EXPORTERS[output_format](result), output)
