@@ -7,6 +7,7 @@ README's table (never 70, never a traceback), and the results store left as it w
 import json
 import math
 import random
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -238,3 +239,54 @@ def test_import_path(store, tmp_path, case):
     path = tmp_path / "fio.json"
     path.write_bytes(import_content(case))
     invoke(store, "import", str(path))
+
+
+_SIZES = st.sampled_from(["4k", "256KiB", "0", "1", "511", "2GiB", "none", "off", "-1", "1e9", "9" * 30, "x", ""])
+_LAYOUT_OPTIONS = st.tuples(st.sampled_from(["strip", "cache", "readahead", "record", "arc", "via", "colour", ""]),
+                            st.one_of(_SIZES, st.sampled_from(["on", "off", "iscsi:25GbE", "nfs:10gbe:jumbo",
+                                                               "local", "fc:32GFC", "smb", "nvme-tcp:1GbE:x"]),
+                                      st.text(max_size=8).filter(lambda s: not any(c.isspace() for c in s))))
+
+
+@FUZZ
+@given(st.one_of(
+    st.builds(lambda count, drive, level, groups, options: f"{count} x {drive} {level}{groups} "
+              + " ".join(f"{key}={value}" for key, value in options),
+              st.sampled_from(["0", "1", "2", "3", "4", "7", "24", "10000000", "-4", "x"]),
+              st.sampled_from(["sata-ssd-1.6t", "sas-hdd-10k-2.4t", "nvme-u3-960g", "nl-sas-7.2k-12t", "nope"]),
+              st.sampled_from(["raid0", "raid1", "raid10", "raid5", "raid6", "raid60", "mirror", "raidz2", "raid7"]),
+              st.sampled_from(["", "/2", "/3", "/0", "/1000"]),
+              st.lists(_LAYOUT_OPTIONS, max_size=3)),
+    st.text(max_size=60).filter(lambda s: "\x00" not in s),
+), st.sampled_from(["local", "iscsi:25GbE", "nvme-rdma:100GbE:jumbo", "bogus:1GbE", "nfs"]))
+def test_capacity_layouts_and_paths(store, spec, via):
+    result = invoke(store, "capacity", "show", spec, "--via", via, "-w", "quick", "-f", "csv")
+    assert result.exit_code or not re.search(r"\b(nan|inf)\b", result.output, re.IGNORECASE), result.output
+
+
+_DRIVE_KEYS = ("kind", "interface", "capacity", "seq_read_mbps", "seq_write_mbps", "seq_inner_mbps", "rand_read_iops",
+               "rand_write_iops", "rand_read_mbps", "rand_write_mbps", "rpm", "seek_read_ms", "seek_write_ms",
+               "seek_track_ms", "latency_read_us", "latency_write_us", "power_idle_w", "power_active_w", "price_eur")
+_DRIVE_VALUES = st.one_of(st.integers(-10, 10**7), st.floats(allow_nan=True, allow_infinity=True),
+                          st.sampled_from(['"hdd"', '"ssd"', '"measured"', '"sata-6g"', '"nvme-pcie4-x4"', '"1TB"',
+                                           '"0"', "true", "[]", "{}"]))
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(_DRIVE_KEYS), _DRIVE_VALUES, max_size=len(_DRIVE_KEYS)),
+       st.sampled_from(["raid0", "raid5", "raidz1", "raid10"]))
+def test_capacity_drive_files(store, tmp_path, figures, level):
+    """A drive file of the user's with any figures: planned, or refused in one line."""
+    base = {"kind": '"ssd"', "interface": '"sata-6g"', "capacity": '"1TB"', "seq_read_mbps": 500,
+            "seq_write_mbps": 400, "rand_read_iops": 90000, "rand_write_iops": 30000}
+    lines = ['name = "fuzzed"', 'description = "fuzzed"']
+    lines += [f"{key} = {str(value).lower() if isinstance(value, float) else value}"
+              for key, value in {**base, **figures}.items()]
+    path = tmp_path / "fuzzed.toml"
+    path.write_text("\n".join(lines + ["", "[source]", 'all = "fuzzed"']) + "\n")
+    result = invoke(store, "capacity", "show", f"4 x fuzzed {level}", "--drives", str(path), "-w", "quick", "-f", "csv")
+    assert result.exit_code or not re.search(r"\b(nan|inf)\b", result.output, re.IGNORECASE), result.output
+    shipped = tmp_path / "sata-ssd-1.6t.toml"  # in place of a drive the validation uses
+    shipped.write_text(path.read_text().replace('name = "fuzzed"', 'name = "sata-ssd-1.6t"'))
+    result = invoke(store, "capacity", "validate", "--drives", str(shipped), "-f", "csv")
+    assert result.exit_code or not re.search(r"\b(nan|inf)\b", result.output, re.IGNORECASE), result.output

@@ -5,6 +5,7 @@ Every figure is a spec-sheet value or a value typical for the class, and each fi
 with --drives; `disklab capacity calibrate` writes measured drives there.
 """
 
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -109,6 +110,8 @@ _OPTIONAL_NUMBERS = {  # file key -> (field, factor into the field's unit)
 # Unknown is a missing key, never 0: a 0 here would price an array at nothing.
 _ABOVE_ZERO = ("power_idle_w", "power_active_w", "price_eur")
 _RATE_KEYS = ("seq_read_mbps", "seq_write_mbps", "seq_inner_mbps", "rand_read_mbps", "rand_write_mbps")
+# Figures the model divides by: no drive has them at 0.
+_POSITIVE = (*_RATE_KEYS, "rand_read_iops", "rand_write_iops", "rpm")
 
 
 def faster_than_interface(what: str, bytes_per_s: float, interface: str) -> str | None:
@@ -141,23 +144,27 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
     unknown = sorted(set(data) - known)
     if unknown:
         fail(f"unknown key {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    if data["kind"] not in KINDS:
+    if not isinstance(data["kind"], str) or data["kind"] not in KINDS:
         fail(f"kind must be one of {', '.join(KINDS)}, not {data['kind']!r}")
-    if data["interface"] not in INTERFACE_BYTES_PER_S:
+    if not isinstance(data["interface"], str) or data["interface"] not in INTERFACE_BYTES_PER_S:
         fail(f"interface must be one of {', '.join(INTERFACE_BYTES_PER_S)}, not {data['interface']!r}")
     numbers = {}
     for key in ("seq_read_mbps", "seq_write_mbps", *_OPTIONAL_NUMBERS):
         if key in data:
             value = data[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                fail(f"{key} must be a number of at least 0, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                fail(f"{key} must be a finite number of at least 0, not {value!r}")
             if key in _ABOVE_ZERO and value == 0:
                 fail(f"{key} = 0: leave the key out when the figure is unknown")
+            if key in _POSITIVE and value == 0:
+                fail(f"{key} must be above 0")
             numbers[key] = value
     try:
         capacity = parse_size(data["capacity"])
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         fail(f"capacity: {exc}")
+    if capacity <= 0:
+        fail(f"capacity must be above 0, not {data['capacity']!r}")
     if data["kind"] == "hdd" and not all(k in data for k in ("rpm", "seek_read_ms", "seek_write_ms", "seek_track_ms")):
         fail("an hdd needs rpm, seek_read_ms, seek_write_ms and seek_track_ms")
     if data["kind"] != "hdd" and not all(k in data for k in ("rand_read_iops", "rand_write_iops")):

@@ -131,6 +131,8 @@ def notes(plan: ArrayPlan) -> list[str]:
             + (f"; {via.text} adds {via.per_io_latency_s * 1e6:,.0f} us per I/O" if via.per_io_latency_s else "")
             + (f", caps {1 / via.per_io_busy_s:,.0f} IOPS" if via.per_io_busy_s else "")
             + (f"; not charged, no published figure: {', '.join(via.unknown)}" if via.unknown else "")
+            + (f"; the cache absorbs a write burst of up to {format_size(a.layout.controller.cache_bytes)} beyond "
+               "what the drives take, then writes run at the sustained rate predicted" if a.layout.write_back else "")
         )
     lines.append(
         f"energy = power x {HOURS_PER_YEAR:,} h; operating cost = energy x {money.price_per_kwh:g} {CURRENCY}/kWh x "
