@@ -73,7 +73,10 @@ def test_a_user_drive_file_joins_the_catalogue_and_may_replace_a_shipped_one(tmp
 @pytest.mark.parametrize("change, message", [
     ({"kind": "tape"}, "kind must be one of"),
     ({"interface": "usb"}, "interface must be one of"),
-    ({"seq_read_mbps": -1}, "seq_read_mbps must be a number"),
+    ({"seq_read_mbps": -1}, "seq_read_mbps must be a finite number"),
+    ({"seq_read_mbps": 0}, "seq_read_mbps must be above 0"),
+    ({"capacity": "0"}, "capacity must be above 0"),
+    ({"interface": ["sata-6g"]}, "interface must be one of"),
     ({"capacity": "lots"}, "capacity"),
     ({"colour": "red"}, "unknown key colour"),
     ({"source": {}}, "needs a [source] table"),
