@@ -134,12 +134,17 @@ def test_a_band_needs_ten_points_and_is_printed_rounded_up():
 
 
 def test_lead_changes_finds_where_the_second_curve_takes_the_lead_and_counts_crossings():
-    sizes = [1, 2, 3, 4]
-    assert lead_changes(sizes, [(10, 5), (10, 20), (10, 30), (10, 40)]) == (2, 1)
-    assert lead_changes(sizes, [(10, 5), (5, 10), (10, 5), (5, 10)]) == (2, 3)
-    assert lead_changes(sizes, [(10, 5), (7, 7), (5, 10), (5, 10)]) == (3, 1)  # a tie leads nobody
-    assert lead_changes(sizes, [(10, 5)] * 4) == (None, 0)
-    assert lead_changes(sizes, [(5, 10)] * 4) == (1, 0)
+    tests = workload_tests(["blocksize"])[:4]  # 4, 8, 16 and 32 KiB
+
+    def changes(pairs):
+        first, count = lead_changes(tests, [[a for a, _ in pairs], [b for _, b in pairs]])
+        return (None if first is None else first // 1024, count)
+
+    assert changes([(10, 5), (10, 20), (10, 30), (10, 40)]) == (8, 1)
+    assert changes([(10, 5), (5, 10), (10, 5), (5, 10)]) == (8, 3)
+    assert changes([(10, 5), (7, 7), (5, 10), (5, 10)]) == (16, 1)  # a tie leads nobody
+    assert changes([(10, 5)] * 4) == (None, 0)
+    assert changes([(5, 10)] * 4) == (4, 0)
 
 
 def test_arithmetic_is_rounded_as_the_figure_was_printed():

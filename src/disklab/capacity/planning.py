@@ -73,9 +73,15 @@ def plan_arrays(layouts: Sequence[Layout], tests: Sequence[TestSpec], money: Mon
 
 def _crossovers(tests: Sequence[TestSpec], arrays: Sequence[PlannedArray]) -> tuple[Crossover, ...]:
     """Along block size (or any swept parameter) in MB/s; IOPS at one block size have the same leader."""
+    return crossovers_in_mb_per_s(tests, [[p.bw_bytes_per_s for p in a.predictions] for a in arrays])
+
+
+def crossovers_in_mb_per_s(tests: Sequence[TestSpec], series: Sequence[Sequence[float]]) -> tuple[Crossover, ...]:
+    """Where the lead changes between arrays, given each array's bytes/s per test (predicted or published); found
+    as for stored runs (analysis/compare.py), where figures without noise make any lead count."""
     rows = [
         Row(test.label, TestKey(match_params(test.params())), TOTAL, "mb_per_s",
-            tuple(Cell(summarize([a.predictions[i].bw_bytes_per_s / 1e6])) for a in arrays))
+            tuple(Cell(summarize([figures[i] / 1e6])) for figures in series))
         for i, test in enumerate(tests)
     ]
     return find_crossovers(rows, tolerance_percent=0.0)

@@ -21,7 +21,7 @@ from disklab.capacity.catalogue import Drive, load_drive, shipped_drive_files
 from disklab.capacity.cost import Money, energy_kwh_per_year, operating_cost_per_year
 from disklab.capacity.layout import parse_layout
 from disklab.capacity.model import Workload, ceilings_for, predict
-from disklab.capacity.planning import PlannedArray, plan_arrays, workload_tests
+from disklab.capacity.planning import PlannedArray, crossovers_in_mb_per_s, plan_arrays, workload_tests
 from disklab.errors import UserError
 from disklab.suite.model import TestSpec
 from disklab.units import format_size
@@ -153,12 +153,10 @@ def validate(catalogue: dict[str, Drive], kinds: frozenset[str] | None = None) -
         cases = [Case("M2 block-size sweep (suite blocksize)", "blocksize-arrays.csv", points),
                  _mixed_case(layouts, columns)]
         if kinds is None:
-            sizes = [test.bs for test in sweep.tests]
-            published = [(float(by_size[s]["ssd_array_mbps"]), float(by_size[s]["hdd_array_mbps"])) for s in sizes]
-            predicted = [(ssd.bw_bytes_per_s, hdd.bw_bytes_per_s)
-                         for ssd, hdd in zip(sweep.arrays[0].predictions, sweep.arrays[1].predictions)]
-            (published_at, published_count), (predicted_at, predicted_count) = (lead_changes(sizes, published),
-                                                                                lead_changes(sizes, predicted))
+            published = [[float(by_size[t.bs][f"{column}_mbps"]) * 1e6 for t in sweep.tests] for column in columns]
+            predicted = [[p.bw_bytes_per_s for p in a.predictions] for a in sweep.arrays]
+            (published_at, published_count), (predicted_at, predicted_count) = (
+                lead_changes(sweep.tests, published), lead_changes(sweep.tests, predicted))
             crossover = Crossover(published_at, predicted_at, published_count, predicted_count)
             cases.append(_arithmetic_case(layouts))
     spec_case, skipped = _spec_sheet_case(catalogue, kinds)
@@ -167,18 +165,13 @@ def validate(catalogue: dict[str, Drive], kinds: frozenset[str] | None = None) -
     return Validation(tuple(cases), crossover, error_bands(cases), skipped)
 
 
-def lead_changes(sizes: Sequence[int], pairs: Sequence[tuple[float, float]]) -> tuple[int | None, int]:
-    """(first size at which the second of each pair leads, how many times the lead changes); ties skipped."""
-    first, changes, previous = None, 0, None
-    for size, (a, b) in zip(sizes, pairs):
-        if a == b:
-            continue
-        leader = int(b > a)
-        if leader and first is None:
-            first = size
-        changes += previous is not None and leader != previous
-        previous = leader
-    return first, changes
+def lead_changes(tests: Sequence[TestSpec], series: Sequence[Sequence[float]]) -> tuple[int | None, int]:
+    """(the first block size from which the second array leads, how many times the lead changes), from two
+    arrays' bytes/s per test, with the planner's crossovers."""
+    crossovers = crossovers_in_mb_per_s(tests, series)
+    if series[1][0] > series[0][0]:
+        return tests[0].bs, len(crossovers)
+    return next((x.value for x in crossovers if x.leader == 1), None), len(crossovers)
 
 
 def _mixed_case(layouts, columns) -> Case:
