@@ -105,6 +105,7 @@ def test_an_hdd_needs_its_mechanics():
     ("3 x sata-ssd-1.6t raid1", 1, 2, 2, 3),
     ("24 x sas-hdd-10k-2.4t raid10", 12, 1, 12, 2),
     ("6 x sata-ssd-1.6t mirror", 3, 1, 3, 2),
+    ("4 x nvme-u3-3.84t stripe", 4, 0, 0, 1),
     ("5 x sata-ssd-1.6t raid5", 4, 1, 1, 4),
     ("8 x sata-ssd-1.6t raid6", 6, 2, 2, 6),
     ("12 x nl-sas-7.2k-12t raid50/3", 9, 1, 3, 4),
@@ -122,8 +123,8 @@ def test_layouts_capacity_fault_tolerance_and_write_penalty(catalogue, spec, net
 
 
 def test_every_level_is_covered():
-    assert set(LEVELS) == {"raid0", "raid1", "raid5", "raid6", "raid10", "raid50", "raid60", "mirror", "raidz1",
-                           "raidz2", "raidz3"}
+    assert set(LEVELS) == {"raid0", "raid1", "raid5", "raid6", "raid10", "raid50", "raid60", "mirror", "stripe",
+                           "raidz1", "raidz2", "raidz3"}
 
 
 @pytest.mark.parametrize("spec, message", [

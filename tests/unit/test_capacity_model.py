@@ -158,6 +158,8 @@ def test_raidz_reads_a_whole_record_from_every_data_drive(catalogue):
     assert (ops.read_accesses, ops.read_bytes) == (2, 128 * KIB)
     mirror = parse_layout("2 x sata-ssd-1.6t mirror", catalogue)
     assert (mirror.read_ops(4 * KIB).read_accesses, mirror.read_ops(4 * KIB).read_bytes) == (1, 128 * KIB)
+    stripe = parse_layout("2 x sata-ssd-1.6t stripe", catalogue)  # each record on one drive
+    assert (stripe.read_ops(4 * KIB).read_accesses, stripe.write_ops(128 * KIB).write_bytes) == (1, 128 * KIB)
     drive = catalogue["sata-ssd-1.6t"]
     expected = 3 / (2 * ssd_op_time(drive, "read", 64 * KIB))
     assert predict(raidz, io(4 * KIB, 1.0, outstanding=1024), NONE).iops == pytest.approx(expected)
@@ -215,3 +217,14 @@ def test_options_override_the_command_line_defaults(catalogue):
     assert (array.strip_bytes, array.controller.cache_bytes, array.controller.read_ahead) == (64 * KIB, 4 << 30, True)
     assert parse_layout("4 x nvme-u3-3.84t raid5", catalogue).controller is None  # NVMe: no RAID controller
     assert "cache=4GiB" in array.describe_options()
+
+
+def test_hdd_arrays_stream_sequential_reads_at_their_data_drives_rate(catalogue):
+    # the heads pass over parity strips and over the strips the mirror's other side reads
+    one_stream = io(MIB, 1.0, outstanding=8, sequential=True, region="first:1GB")
+    rates = {level: predict(parse_layout(f"4 x nl-sas-7.2k-12t {level}", catalogue), one_stream, NONE).bw_bytes_per_s
+             for level in ("raid0", "raid5", "raid10")}
+    assert rates == {"raid0": pytest.approx(4 * 250e6, rel=1e-3), "raid5": pytest.approx(3 * 250e6, rel=1e-3),
+                     "raid10": pytest.approx(2 * 250e6, rel=1e-3)}
+    ssd = predict(parse_layout("4 x sata-ssd-1.6t raid5", catalogue), one_stream, NONE)  # flash skips for free
+    assert ssd.bw_bytes_per_s == pytest.approx(4 * 550e6)

@@ -35,7 +35,7 @@ class Level:
 
     @property
     def zfs(self) -> bool:
-        return self.name == "mirror" or self.name.startswith("raidz")
+        return self.name in ("mirror", "stripe") or self.name.startswith("raidz")
 
 
 LEVELS = {level.name: level for level in (
@@ -43,6 +43,7 @@ LEVELS = {level.name: level for level in (
     Level("raid1", 0, False, 2, False, "every drive holds a full copy"),
     Level("raid10", 0, True, 4, False, "striped two-way mirrors"),
     Level("mirror", 0, True, 2, False, "ZFS: striped two-way mirror vdevs"),
+    Level("stripe", 0, False, 1, False, "ZFS: single-drive vdevs striped, no redundancy"),
     Level("raid5", 1, False, 3, False, "striping with one rotating parity"),
     Level("raid6", 2, False, 4, False, "striping with two rotating parities"),
     Level("raid50", 1, False, 3, True, "RAID5 groups striped together"),
@@ -211,15 +212,17 @@ class Layout:
     # first, unless the ARC holds it.
 
     def _record_reads(self, records: int) -> DriveOps:
-        pieces = 1 if self.level.two_way_mirror else self.group_size - self.level.parity
+        pieces = self.group_size - self.level.parity if self.level.parity else 1  # raidz splits a record
         return DriveOps(read_accesses=records * pieces, read_bytes=records * self.record_bytes,
                         largest_read=self.record_bytes / pieces)
 
     def _record_writes(self, size: int) -> DriveOps:
         records = math.ceil(size / self.record_bytes)
-        pieces = 2 if self.level.two_way_mirror else self.group_size
-        written = records * self.record_bytes * (2 if self.level.two_way_mirror else
-                                                 self.group_size / (self.group_size - self.level.parity))
+        if self.level.parity:  # the record split over a raidz vdev's data drives, with its parity
+            pieces, copies = self.group_size, self.group_size / (self.group_size - self.level.parity)
+        else:
+            pieces = copies = 2 if self.level.two_way_mirror else 1
+        written = records * self.record_bytes * copies
         partial = size % self.record_bytes
         read = self._record_reads(1) if partial else DriveOps()
         return DriveOps(read_accesses=read.read_accesses, read_bytes=read.read_bytes, largest_read=read.largest_read,
@@ -246,7 +249,7 @@ OPTIONS = {
     "strip": "strip per drive of hardware RAID (default 256KiB)",
     "cache": "the RAID controller's write-back cache, a size or none (default 2GiB with SAS/SATA drives)",
     "readahead": "the RAID controller reads ahead on sequential reads: on or off (default off)",
-    "record": "ZFS recordsize (default 128KiB)",
+    "record": "ZFS recordsize, or a zvol's volblocksize (default 128KiB, a dataset's default)",
     "arc": "ZFS: RAM of the ARC the data set may hit (default 0: a data set larger than the ARC)",
     "via": "the path from host to array, e.g. local, iscsi:25GbE, nfs:10GbE (see 'disklab capacity show --help')",
 }

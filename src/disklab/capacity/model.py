@@ -157,7 +157,8 @@ def _host_io(layout: Layout, workload: Workload, region: Region, op: str, size: 
         ops = layout.read_ops(size, sequential=workload.sequential)
         cached = min(1.0, layout.arc_bytes / (region.span * layout.net_capacity_bytes)) if layout.level.zfs else 0.0
         queue = _offered_queue(layout, workload, ops)
-        busy = _busy(drive, ops, region, queue, workload.sequential, _positioned_share(workload))
+        busy = _busy(drive, ops, region, queue, workload.sequential, _positioned_share(workload),
+                     _passed_over(layout, workload))
         wait = _idle_wait(drive, ops, region, workload.sequential)
         return _Costs((1 - cached) * busy, (1 - cached) * ops.read_bytes,
                       (1 - cached) * wait + cached * ARC_HIT_LATENCY_S)
@@ -182,10 +183,22 @@ def _positioned_share(workload: Workload) -> float:
     return 0.0 if workload.sequential and workload.streams <= 1 else 1.0
 
 
-def _busy(drive: Drive, ops: DriveOps, region: Region, queue: float, sequential: bool, positioned: float) -> float:
-    """Drive-seconds the operations cost, summed over the drives they touch."""
+def _passed_over(layout: Layout, workload: Workload) -> float:
+    """A sequential read streams past everything on an HDD's tracks, parity strips and the mirror's half read by
+    the other side included: a striped HDD array streams at its data drives' rate (RAID5 N - 1 drives, RAID6
+    N - 2, RAID10 N / 2), not all of its drives'."""
+    striped = not layout.level.zfs and layout.level.name != "raid1"
+    if layout.drive.kind != "hdd" or not workload.sequential or not striped:
+        return 1.0
+    return layout.count / layout.data_drives
+
+
+def _busy(drive: Drive, ops: DriveOps, region: Region, queue: float, sequential: bool, positioned: float,
+          passed_over: float = 1.0) -> float:
+    """Drive-seconds the operations cost, summed over the drives they touch; HDD reads pass `passed_over` times
+    their bytes under the heads."""
     total = 0.0
-    for op, accesses, n_bytes, in_order in (("read", ops.read_accesses, ops.read_bytes, False),
+    for op, accesses, n_bytes, in_order in (("read", ops.read_accesses, ops.read_bytes * passed_over, False),
                                             ("write", ops.write_accesses, ops.write_bytes, ops.writes_in_order)):
         if not accesses:
             continue
