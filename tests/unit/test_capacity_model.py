@@ -228,3 +228,23 @@ def test_hdd_arrays_stream_sequential_reads_at_their_data_drives_rate(catalogue)
                      "raid10": pytest.approx(2 * 250e6, rel=1e-3)}
     ssd = predict(parse_layout("4 x sata-ssd-1.6t raid5", catalogue), one_stream, NONE)  # flash skips for free
     assert ssd.bw_bytes_per_s == pytest.approx(4 * 550e6)
+
+
+def test_a_crossover_says_whether_its_lead_is_beyond_the_models_error(catalogue):
+    from disklab.capacity.cost import Money
+    from disklab.capacity.planning import plan_arrays, workload_tests
+    from disklab.capacity.render import crossover_lead, notes
+    m2 = [parse_layout(spec, catalogue) for spec in ("8 x sata-ssd-1.6t raid6", "24 x sas-hdd-10k-2.4t raid10")]
+    plan = plan_arrays(m2, workload_tests(["blocksize"]), Money())
+    (crossover,) = plan.crossovers
+    lead, error = crossover_lead(plan, crossover)
+    at_64k = [p.bw_bytes_per_s for p in (a.predictions[4] for a in plan.arrays)]
+    assert lead == pytest.approx(at_64k[1] / at_64k[0] - 1)
+    band = max(validation_band(a) for a in plan.arrays) / 100
+    assert error == pytest.approx((1 + band) / (1 - band) - 1)  # each figure off by the band, in opposite ways
+    assert lead < error and any("within what the model's error could make up" in line for line in notes(plan))
+
+
+def validation_band(array):
+    from disklab.capacity.validation import band_for
+    return band_for(array).percent

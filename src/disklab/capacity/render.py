@@ -13,11 +13,12 @@ from disklab.capacity.cost import HOURS_PER_YEAR
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan, PlannedArray
 from disklab.capacity.validation import BAND_PERCENTILE, band_for
+from disklab.analysis.compare import TestKey, match_params
 from disklab.report.compare import crossover_text
 from disklab.units import format_size
 
 # Bump when the JSON export changes shape. 1: first version. 2: predictions carry error_band_percent, arrays their
-# error_band.
+# error_band, crossovers the lead and what the model's error could make up; unknown costs are null.
 JSON_FORMAT_VERSION = 2
 FORMATS = ("table", "markdown", "csv", "json")
 CURRENCY = "EUR"  # the catalogue's prices
@@ -119,7 +120,7 @@ def notes(plan: ArrayPlan) -> list[str]:
     if data_sets:
         lines.append(f"data set: {', '.join(format_size(s) for s in data_sets)} (the workload's size; HDD seeks "
                      "shorten over a data set smaller than the array; a suite with its own `size` plans yours)")
-    lines += [crossover_text(x, names) for x in plan.crossovers]
+    lines += [_crossover_note(plan, x, names) for x in plan.crossovers]
     for a in plan.arrays:
         link = a.ceilings.controller_bytes_per_s
         host = a.ceilings.host_bytes_per_s
@@ -140,6 +141,30 @@ def notes(plan: ArrayPlan) -> list[str]:
         f"{plan.tests[plan.headline].label}; catalogue power is the drives' active power, enclosures not included"
     )
     return lines
+
+
+def crossover_lead(plan: ArrayPlan, crossover) -> tuple[float, float | None]:
+    """(the new leader's lead at the crossover, the lead the model's error could make up, None where the model is
+    not validated): a lead inside the error bands is no verdict."""
+    keys = [TestKey(match_params(t.params())) for t in plan.tests]
+    i = next(i for i, key in enumerate(keys) if key.get(crossover.parameter) == crossover.value
+             and key.without(crossover.parameter) == crossover.context)
+    leader, other = (plan.arrays[n] for n in (crossover.leader, crossover.previous_leader))
+    lead = leader.predictions[i].bw_bytes_per_s / other.predictions[i].bw_bytes_per_s - 1
+    bands = [band_for(a, plan.tests[i]).percent for a in (leader, other)]
+    if None in bands:
+        return lead, None
+    band = max(bands) / 100
+    return lead, (1 + band) / (1 - band) - 1  # both figures off by the band, in opposite ways
+
+
+def _crossover_note(plan: ArrayPlan, crossover, names: list[str]) -> str:
+    lead, error = crossover_lead(plan, crossover)
+    where = f"at {format_size(crossover.value)} the lead is {lead:.0%}"
+    if error is None:
+        return f"{crossover_text(crossover, names)}; {where}, and the model is not validated there"
+    verdict = "beyond" if lead > error else "within"
+    return f"{crossover_text(crossover, names)}; {where}, {verdict} what the model's error could make up ({error:.0%})"
 
 
 def _band_note(a: PlannedArray, tests) -> str:
@@ -235,8 +260,9 @@ def to_json(plan: ArrayPlan) -> str:
         ],
         "crossovers": [
             {"parameter": x.parameter, "value": x.value, "below": x.below, "leader": names[x.leader],
-             "previous_leader": names[x.previous_leader], "text": crossover_text(x, names)}
-            for x in plan.crossovers
+             "previous_leader": names[x.previous_leader], "text": _crossover_note(plan, x, names),
+             "lead_percent": lead * 100, "error_could_make_up_percent": None if error is None else error * 100}
+            for x, (lead, error) in ((x, crossover_lead(plan, x)) for x in plan.crossovers)
         ],
         "notes": notes(plan),
     }
