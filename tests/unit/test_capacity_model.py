@@ -248,3 +248,12 @@ def test_a_crossover_says_whether_its_lead_is_beyond_the_models_error(catalogue)
 def validation_band(array):
     from disklab.capacity.validation import band_for
     return band_for(array).percent
+
+
+def test_small_sequential_hdd_requests_are_bound_by_the_command_time(catalogue):
+    from disklab.capacity.drive_time import HDD_COMMAND_S
+    one = parse_layout("1 x nl-sas-7.2k-12t raid0", catalogue)
+    tiny = predict(one, io(512, 1.0, outstanding=8, sequential=True), NONE)
+    assert tiny.iops == pytest.approx(1 / HDD_COMMAND_S)  # 20,000: not 250 MB/s / 512 B = 488,000
+    large = predict(one, io(MIB, 1.0, outstanding=8, sequential=True, region="first:1GB"), NONE)
+    assert large.bw_bytes_per_s == pytest.approx(250e6, rel=1e-3)  # the media rate, the command hidden under it
