@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from disklab.capacity.drive_time import drive_op_time
+from disklab.capacity.drive_time import ssd_op_time
 from disklab.capacity.calibrate import Fit, DriveFacts, fit_drive, fit_line
 from disklab.capacity.catalogue import load_drive
 from disklab.cli.main import cli
@@ -55,8 +55,8 @@ def test_the_fit_recovers_access_time_and_rate_from_the_best_queue_depth(store):
     drive = result.drive
     assert (drive.rand_read_bytes_per_s, drive.rand_write_bytes_per_s) == (pytest.approx(1e9), pytest.approx(400e6))
     for size in SIZES:
-        assert drive_op_time(drive, "read", size) == pytest.approx(20e-6 + size / 1e9)
-        assert drive_op_time(drive, "write", size) == pytest.approx(10e-6 + size / 400e6)
+        assert ssd_op_time(drive, "read", size) == pytest.approx(20e-6 + size / 1e9)
+        assert ssd_op_time(drive, "write", size) == pytest.approx(10e-6 + size / 400e6)
     assert drive.latency_read_s == pytest.approx(4 * (20e-6 + 4 * KIB / 1e9))  # QD1, smallest block
     # a perfect sweep: R² 1, no error at any size, nothing to warn about
     assert read.r_squared == pytest.approx(1) and read.max_error_percent == pytest.approx(0, abs=1e-9)

@@ -145,11 +145,3 @@ def hdd_op_time(drive: Drive, op: str, size: float, span: float = 1.0, queue: fl
     from the previous one) and the transfer, never less than the drive's command time."""
     position = positioned * positioning_time(drive, op, span, queue) if positioned else 0.0
     return max(HDD_COMMAND_S, position + size / transfer_rate(drive, op, sequential=True, region=region))
-
-
-def drive_op_time(drive: Drive, op: str, size: float) -> float:
-    """Seconds one drive is busy per random I/O of `size` bytes over its whole capacity, at the queue depth its
-    rating assumes (SSD) or one request at a time (HDD): what the model charges before any layout."""
-    if drive.kind == "hdd":
-        return hdd_op_time(drive, op, size)
-    return ssd_op_time(drive, op, size)
