@@ -16,6 +16,7 @@ LAYERS = (
     ("fio",),
     ("targets",),
     ("suite",),
+    ("trace",),
     ("plan",),
     ("store",),
     ("env",),

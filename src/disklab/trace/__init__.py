@@ -1,0 +1,1 @@
+"""Block I/O traces: capture, the iolog format, summaries and synthetic suites, replay preparation."""
