@@ -18,6 +18,7 @@ need_packages=()
 command -v fio >/dev/null || need_packages+=(fio)
 command -v blkid >/dev/null || need_packages+=(util-linux)      # device safety: signatures, holders
 command -v smartctl >/dev/null || need_packages+=(smartmontools) # SMART before and after each run
+command -v blktrace >/dev/null || need_packages+=(blktrace)      # disklab capture (where its relay files work)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)

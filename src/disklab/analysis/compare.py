@@ -27,6 +27,9 @@ CONDITION_PARAMS = ("size", "runtime", "ramp", "rate", "rate_iops", "engine",
 # A pgbench step (database/pgbench.py) is the same test as another run's with as many clients; its scale,
 # threads and length are conditions like a fio test's size and runtime.
 PGBENCH_MATCH_PARAMS = ("benchmark", "clients")
+# A trace's replay (trace/replay.py) is the same test as another run's replay of the same trace (name and content) at
+# the same speed; its queue depth and size follow from the trace, the fio and the target (conditions).
+REPLAY_MATCH_PARAMS = ("trace", "speed", "direct")
 # Parameters a suite sweeps, in which a crossover of the leading run is looked for.
 SWEPT_PARAMS = ("bs", "iodepth", "rwmixread", "jobs", "clients")
 
@@ -249,6 +252,8 @@ def match_params(params: dict) -> tuple[tuple[str, object], ...]:
     """
     if params.get("benchmark") == "pgbench":
         return tuple((name, params[name]) for name in PGBENCH_MATCH_PARAMS)
+    if params.get("trace"):
+        return tuple((name, params.get(name)) for name in REPLAY_MATCH_PARAMS)
     defining = {name: params.get(name, PARAMS[name].default) for name in MATCH_PARAMS}
     if defining["direction"] != "mixed":
         defining["rwmixread"] = None

@@ -109,6 +109,7 @@ def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
 # for what `disklab report` or `disklab capacity` import.
 _COMMANDS = {
     "capacity": ("disklab.cli.capacity", "capacity"), "compare": ("disklab.cli.compare", "compare"),
+    "capture": ("disklab.cli.capture", "capture_command"),
     "delete": ("disklab.cli.curate", "delete"),
     "doctor": ("disklab.cli.doctor", "doctor"), "export": ("disklab.cli.export", "export"),
     "hosts": ("disklab.cli.hosts", "hosts"), "import": ("disklab.cli.importer", "import_run"),
@@ -116,6 +117,7 @@ _COMMANDS = {
     "report": ("disklab.cli.report", "report"), "resume": ("disklab.cli.run", "resume"),
     "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.runs", "runs"), "show": ("disklab.cli.show", "show"),
     "suites": ("disklab.cli.suites", "suites"),
+    "trace": ("disklab.cli.trace", "trace"),
 }
 
 

@@ -1,7 +1,8 @@
 """`disklab run` and `disklab resume`: options turned into calls of the run layer (run/prepare.py, run/session.py),
 the plan, progress and results printed.
 
-A pgbench suite takes its own path (cli/run_pgbench.py), so that PostgreSQL's modules load only for one.
+A pgbench suite takes its own path (cli/run_pgbench.py), so that PostgreSQL's modules load only for one; so does the
+replay of a trace (`disklab run replay --trace FILE`, cli/run_replay.py).
 """
 
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from disklab.store.names import run_name
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
+from disklab.trace.replay import REPLAY_SUITE
 from disklab.targets.target import Target, resolve_target
 from disklab.units import format_duration, parse_duration, parse_percent, parse_size
 
@@ -66,6 +68,13 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
               help="pgbench suites: a postgresql.conf setting of the private server, NAME=VALUE (repeatable).")
 @click.option("--keep-cluster", is_flag=True,
               help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster.")
+@click.option("--trace", help="With 'replay' as SUITE: the trace to replay (from 'disklab capture' or 'disklab trace "
+                                "import'); a trace with writes is a writing test.")
+@click.option("--speed", help="replay: the trace's own timing (1x, the default), a factor of it (2x, 0.5x), or max "
+                                "(as fast as fio can).")
+@click.option("--wrap", is_flag=True, help="replay: fold offsets beyond the target into it (modulo its size, aligned to "
+                                           "4 KiB; changes the trace's locality) instead of refusing.")
+@click.option("--fio", "fio_folder", help="replay with --dry-run: write its fio job file and rewritten iolog here.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and its estimated duration; run nothing.")
 @click.option("--name", callback=converter(run_name),
               help="A name for the run, shown beside its number (e.g. \"old array\"); 'disklab rename' changes it.")
@@ -77,8 +86,14 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, dry_run, name, quiet, output_format):
-    """Run SUITE (a built-in name or a .toml file) against a target and store every result."""
+        cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        dry_run, name, quiet, output_format):
+    """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
+    if suite == REPLAY_SUITE:
+        _replay(ctx)
+        return
+    if trace or wrap or fio_folder or speed:
+        raise UserError("--trace, --speed, --wrap and --fio are for replays: 'disklab run replay --trace FILE --target T'")
     loaded = load_suite(suite)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
     if loaded.pgbench is not None:
@@ -122,6 +137,17 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
             outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, progress,
                                  say, elsewhere)
         show_finished(store, run_id, outcomes, output_format)
+
+
+def _replay(ctx) -> None:
+    """A trace replayed on the target (cli/run_replay.py); an option it does not take is refused, not ignored."""
+    from disklab.cli.run_replay import REPLAY_OPTIONS, run_replay
+
+    given = [f"--{name.replace('_', '-')}" for name in ctx.params
+             if name not in (*REPLAY_OPTIONS, "suite")
+             and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    say, progress = (_silent, quiet_progress) if ctx.params["quiet"] else (_say, _progress)
+    run_replay(ctx, ctx.params, given, say, progress, _print_plan, show_finished)
 
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")

@@ -2,7 +2,6 @@
 
 import re
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import click
 from rich.table import Table
@@ -10,6 +9,7 @@ from rich.table import Table
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
 from disklab.store.repository import RUN_STATUSES, RunFilter
+from disklab.targets.target import absolute_path
 
 DEFAULT_RUNS_SHOWN = 20
 _AGO = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -61,7 +61,7 @@ def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_
         raise click.UsageError("--all and --limit exclude each other")
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-    targets = tuple(dict.fromkeys((target, str(Path(target).expanduser().absolute())))) if target else ()
+    targets = tuple(dict.fromkeys((target, str(absolute_path(target))))) if target else ()
     where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name, status=status)
     wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
     with open_store(ctx) as store:

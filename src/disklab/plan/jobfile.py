@@ -7,6 +7,7 @@ from disklab import __version__
 from disklab.fio.logs import LOG_PREFIX
 from disklab.plan.build import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
+from disklab.trace.replay import time_scale_percent
 from disklab.units import fio_size, parse_size
 
 _SYNC_OPTIONS = {"fsync": "fsync=1", "fdatasync": "fdatasync=1", "dsync": "sync=dsync"}
@@ -21,6 +22,8 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
 
     `filename` is the test file or device; `directory` holds the files of file-set tests.
     """
+    if test.iolog is not None:
+        return _replay_jobfile(test, filename, suite_name)
     lines = [
         f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}",
         "; reproduce with: fio --output-format=json+ THIS_FILE",
@@ -53,6 +56,55 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
     if test.rate_iops:
         lines.append(f"rate_iops={test.rate_iops}")
     return "\n".join(lines) + "\n"
+
+
+def _replay_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:
+    """A trace's replay: fio's iolog (rewritten for this target, beside the job file when exported) sets every I/O, its
+    size and its time; read in chunks so that memory stays bounded."""
+    scale = time_scale_percent(test.speed)
+    lines = [
+        f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}, trace {test.trace}",
+        "; reproduce with: fio --output-format=json+ THIS_FILE",
+        "[global]",
+        f"ioengine={test.engine}",
+        f"direct={int(test.direct)}",
+        f"filename={_escape(filename)}",
+        f"size={test.size}",
+        "group_reporting=1",
+        "thread=1",
+        *(["refill_buffers=1"] if test.writes else []),
+        *_logs(test),
+        "",
+        f"[{job_section_name(test.label)}]",
+        # The log sets every I/O; rw only makes fio lay a new test file out in full (it does so for jobs that read),
+        # so that no read of the replay lands in a hole the file system answers without the disk.
+        f"rw={'randread' if not test.writes else 'randrw'}",
+        f"read_iolog={test.iolog}",
+        "read_iolog_chunked=1",
+        f"iodepth={test.iodepth}",
+        "replay_no_stall=1" if scale is None else f"replay_time_scale={scale}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_layout_jobfile(test: TestSpec, filename: str) -> str:
+    """The test file a replay runs in, written in full first: fio sizes a file it makes for an iolog to the log's
+    writes, and a read beyond them (or in a hole) would never reach the disk."""
+    return "\n".join([
+        f"; disklab {__version__}: lays out the test file of {test.label!r} (run before it)",
+        "[global]",
+        f"ioengine={test.engine}",
+        f"direct={int(test.direct)}",
+        f"filename={_escape(filename)}",
+        f"size={test.size}",
+        "thread=1",
+        "refill_buffers=1",
+        "",
+        "[layout]",
+        "rw=write",
+        f"bs={fio_size(1024**2) if test.size % 1024**2 == 0 else fio_size(4096)}",
+        "iodepth=8",
+    ]) + "\n"
 
 
 def _where(test: TestSpec, filename: str, directory: str) -> list[str]:

@@ -127,6 +127,9 @@ def resumable(store: Store, run_ref: str) -> tuple[int, RunRecord, Suite]:
     if record.info.fio_engine == PGBENCH_ENGINE:
         raise UserError(f"run {run_id} is a pgbench run: its server and data set are gone, so it cannot be "
                         "resumed; run the suite again")
+    if record.info.options.get("trace"):
+        raise UserError(f"run {run_id} replays a trace in one fio run, which cannot continue where it stopped; "
+                        "run the replay again")
     if "imported_from" in record.info.options:
         raise UserError(f"run {run_id} was imported from {record.info.options['imported_from']}: fio ran it "
                         "elsewhere, so there is nothing to resume; import the file again once it is complete")

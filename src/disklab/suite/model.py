@@ -65,6 +65,11 @@ class TestSpec:
     direct: bool
     engine: str
     offset: int = 0  # where the region starts; set when the plan is fitted to the target
+    # A replay of a trace (trace/replay.py): the trace's identity (name and content hash), the speed (Nx or max) and
+    # the iolog rewritten for the target that fio reads; None for every other test.
+    trace: str | None = None
+    speed: str | None = None
+    iolog: str | None = None
 
     @property
     def fio_rw(self) -> str:

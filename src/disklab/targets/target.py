@@ -51,8 +51,16 @@ def resolve_target(path: str) -> Target:
         raise UserError(f"target {path[:60]}{'...' if len(path) > 60 else ''}: {exc.strerror or exc}") from None
 
 
+def absolute_path(path: str) -> Path:
+    """The user's path with ~ expanded, made absolute; a ~user with no home is one UserError line."""
+    try:
+        return Path(path).expanduser().absolute()
+    except RuntimeError:  # Path.expanduser: no such user, or no home to expand ~ to
+        raise UserError(f"{path[:60]}: cannot expand {path.split('/')[0][:30]!r}: no such user's home") from None
+
+
 def _resolve_target(path: str) -> Target:
-    resolved = Path(path).expanduser().absolute()
+    resolved = absolute_path(path)
     if not resolved.exists():
         if path.endswith("/"):
             raise UserError(f"target directory {path} does not exist; create it first")

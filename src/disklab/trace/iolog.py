@@ -127,8 +127,11 @@ def _parse_v2(handle: IO[str], path: Path) -> Iterator[TraceRecord]:
         yield TraceRecord(now, parts[0], parts[1], offset, length)
 
 
+MAX_DIGITS = 20  # beyond any offset or time (2**64 has 20 digits); Python refuses to convert 4,300 digits or more
+
+
 def _number(text: str, path: Path, number: int) -> int:
-    if not text.isascii() or not text.isdigit():
+    if not text.isascii() or not text.isdigit() or len(text) > MAX_DIGITS:
         _malformed(path, number, text)
     return int(text)
 
