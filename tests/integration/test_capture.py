@@ -39,8 +39,8 @@ def start_capture(disklab: Disklab, device: str, output: Path, *options: str) ->
     return capture
 
 
-def stop(capture: subprocess.Popen[str]) -> tuple[int, str]:
-    capture.send_signal(signal.SIGINT)
+def stop(capture: subprocess.Popen[str], how: signal.Signals = signal.SIGINT) -> tuple[int, str]:
+    capture.send_signal(how)
     _, stderr = capture.communicate(timeout=COMMAND_TIMEOUT_S)
     assert not (TRACEFS / "instances" / f"disklab-{capture.pid}").exists()  # removed, also after Ctrl-C
     return capture.returncode, stderr
@@ -71,7 +71,7 @@ def test_capture_of_fio_randrw_at_qd8(disklab: Disklab, attach_loop: Callable[..
     # (fio counts an I/O in flight until it reaps it, the block layer only until the device completes it).
     assert max(meta.queue_depths) == 8 and meta.queue_depths[8] > 0
     assert sum(meta.queue_depths.values()) == actions["read"] + actions["write"]
-    assert any(note.startswith("ended early by Ctrl-C") for note in meta.notes)
+    assert any(note.startswith("ended early (Ctrl-C") for note in meta.notes)
 
 
 def test_pid_keeps_only_that_process(disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
@@ -100,3 +100,13 @@ def test_auto_says_which_method(disklab: Disklab, attach_loop: Callable[..., str
     assert result.returncode == 0, result.stderr
     assert "method: blktrace" in result.stderr or "using the kernel's block tracepoints (tracefs)" in result.stderr
     assert read_meta(output).method in ("blktrace", "tracefs")
+
+
+def test_a_kill_ends_a_capture_as_ctrl_c_does(disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    device, output = attach_loop(), tmp_path / "killed.trace"
+    capture = start_capture(disklab, device, output)
+    subprocess.run(fio(device, "--rw=randread", "--bs=4k", "--size=1m", "--output=/dev/null"), check=True)
+    returncode, stderr = stop(capture, signal.SIGTERM)  # the tracing instance is gone (checked in stop)
+    assert returncode == 0, stderr
+    assert {record.action for record in read_trace(output)} == {"read"}
+    assert any(note.startswith("ended early (Ctrl-C or a termination signal)") for note in read_meta(output).notes)

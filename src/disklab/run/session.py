@@ -1,7 +1,6 @@
 """Carrying out a run: stored before the work, environment and SMART around it, its steps executed, disklab's test
 files never left behind, what its schedule concluded kept, and its status recorded whatever happens; resuming one."""
 
-import signal
 from contextlib import AbstractContextManager, contextmanager
 from typing import Callable, Sequence
 
@@ -20,6 +19,7 @@ from disklab.suite.loader import parse_suite
 from disklab.suite.model import Suite, TestSpec
 from disklab.suite.pgbench import PGBENCH_ENGINE
 from disklab.system.host import host_identity
+from disklab.system.signals import interrupt_on_termination
 from disklab.targets.purge import purge
 from disklab.targets.target import Target, keep_test_file, remove_test_file
 
@@ -80,7 +80,7 @@ def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_ver
     disks = record_environment(store, run_id, test_path, is_device, fio_version, engines, declared or {})
     record_smart(store, run_id, disks, "before")
     try:
-        with _interrupt_on_termination():
+        with interrupt_on_termination():
             yield
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", "interrupted by the user or a signal")
@@ -90,21 +90,6 @@ def recorded(store: Store, run_id: int, test_path: str, is_device: bool, fio_ver
         raise
     finally:
         record_smart(store, run_id, disks, "after")
-
-
-@contextmanager
-def _interrupt_on_termination():
-    """SIGTERM and SIGHUP end a run the way Ctrl-C does: fio stopped, finished tests kept, file removed."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def new_run(suite: Suite, target: Target, tool_version: str, engine: str, params: dict,

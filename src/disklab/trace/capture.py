@@ -17,6 +17,7 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.system.host import host_identity, process_alive
+from disklab.system.signals import interrupt_on_termination
 from disklab.targets.blockdev import SECTOR_BYTES, probe_block_device
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, Progress
 from disklab.trace.blktrace import BlktraceUnavailable, capture_blktrace, parse_blkparse_lines
@@ -186,7 +187,8 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
         say(f"--pid {request.pid}: only I/O issued by process {request.pid} and its children; {PID_LIMITS}")
     pids = None if request.pid is None else process_tree(request.pid)  # forks while tracing are followed
     captured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    method, done, parse, check_dev = _trace(request, device, say, on_progress)
+    with interrupt_on_termination():  # a kill ends the capture as Ctrl-C does: trace written, instance removed
+        method, done, parse, check_dev = _trace(request, device, say, on_progress)
     duration_s, spool = round(done.duration_s, 3), done.spool
     builder = RecordBuilder(device, check_dev, pids)
     actions = Counter()
@@ -202,7 +204,7 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
         partial.unlink(missing_ok=True)
     lost = max(done.lost_events, builder.lost_events)  # the same events, counted by the buffer and in the stream
     if done.interrupted:
-        notes.append(f"ended early by Ctrl-C after {duration_s:.1f} s: the trace holds what was captured until then")
+        notes.append(f"ended early (Ctrl-C or a termination signal) after {duration_s:.1f} s: the trace holds what was captured until then")
     if lost:
         notes.append(f"INCOMPLETE: the kernel dropped {lost} events while tracing (its buffer filled faster than it "
                      "was read): requests are missing and the queue depths are not to be trusted")
