@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import tomllib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +73,13 @@ def test_capture_of_fio_randrw_at_qd8(disklab: Disklab, attach_loop: Callable[..
     assert max(meta.queue_depths) == 8 and meta.queue_depths[8] > 0
     assert sum(meta.queue_depths.values()) == actions["read"] + actions["write"]
     assert any(note.startswith("ended early (Ctrl-C") for note in meta.notes)
+    # The summary and the synthetic suite give the job back: 70 % reads within 5 points, 4 KiB, random, depth 8.
+    suite_file = tmp_path / "fio.toml"
+    made = disklab("trace", "suite", str(output), "-o", str(suite_file))
+    assert made.returncode == 0, made.stderr
+    group = tomllib.loads(suite_file.read_text())["group"][0]
+    assert (group["pattern"], group["bs"], group["iodepth"]) == ("random", "4k", 8)
+    assert abs(group["rwmixread"] - 70) <= 5
 
 
 def test_pid_keeps_only_that_process(disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:

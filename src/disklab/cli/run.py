@@ -30,8 +30,8 @@ from disklab.store.names import run_name
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
-from disklab.trace.replay import REPLAY_SUITE
 from disklab.targets.target import Target, resolve_target
+from disklab.trace.replay import REPLAY_SUITE
 from disklab.units import format_duration, parse_duration, parse_percent, parse_size
 
 
