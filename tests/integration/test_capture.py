@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import tomllib
@@ -12,10 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from disklab.errors import UserError
 from disklab.trace.iolog import read_meta, read_trace
+from disklab.trace.tracefs import tracefs_root
 from tests.integration.conftest import COMMAND_TIMEOUT_S, NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, wait_for
 
-TRACEFS = Path("/sys/kernel/tracing")
+
+
+def mounted_tracefs() -> Path:
+    """tracefs, mounted the way `disklab capture` mounts it where it is not (as root); its usual place otherwise."""
+    try:
+        return tracefs_root(lambda _: None) if os.geteuid() == 0 else TRACEFS_DEFAULT
+    except UserError:
+        return TRACEFS_DEFAULT
+
+
+TRACEFS_DEFAULT = Path("/sys/kernel/tracing")
+TRACEFS = mounted_tracefs()
 pytestmark = [
     pytest.mark.integration, *NEEDS_LOOP_DEVICES, NEEDS_FIO,
     pytest.mark.skipif(not (TRACEFS / "events" / "block" / "block_rq_issue").is_dir(),
