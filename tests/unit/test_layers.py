@@ -26,6 +26,7 @@ LAYERS = (
     ("imports",),
     ("database",),
     ("report",),
+    ("web",),
     ("capacity",),
     ("cli",),
     ("__main__",),

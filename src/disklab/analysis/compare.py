@@ -168,7 +168,7 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
     """The first record is the baseline."""
     if len(records) < 2:
         raise ValueError("a comparison needs at least two runs")
-    units = [_units(record) for record in records]
+    units = [planned_units(record) for record in records]
     compared = [k for k in units[0] if any(k in u for u in units[1:])]
     rows = tuple(row for key in compared for row in _rows(key, units, tolerance_percent))
     left_out = [[(key, unit.label) for key, unit in u.items() if key not in compared] for u in units]
@@ -181,13 +181,13 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
         runs=tuple(r.info for r in records), tolerance_percent=tolerance_percent, rows=rows,
         crossovers=find_crossovers(rows, tolerance_percent),
         unmatched=unmatched,
-        env_differences=tuple(_env_differences(records[0], r) for r in records),
+        env_differences=tuple(env_changes(records[0], r) for r in records),
         conditions=_conditions(compared, units),
         refused=refused,
     )
 
 
-def _units(record: RunRecord) -> dict[TestKey, _Unit]:
+def planned_units(record: RunRecord) -> dict[TestKey, _Unit]:
     """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure."""
     units: dict[TestKey, _Unit] = {}
     seen: dict[tuple, int] = {}
@@ -269,23 +269,23 @@ def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: fl
     rows = []
     for direction in directions:
         for metric in METRICS:
-            samples = [_sample(unit, direction, metric) if unit else None for unit in present]
+            samples = [unit_sample(unit, direction, metric) if unit else None for unit in present]
             if samples[0] is None or all(s is None for s in samples[1:]):
                 continue
             cells = (Cell(samples[0]),) + tuple(
-                Cell(None) if s is None else _judged(samples[0], s, metric, tolerance_percent) for s in samples[1:]
+                Cell(None) if s is None else judged(samples[0], s, metric, tolerance_percent) for s in samples[1:]
             )
             rows.append(Row(label, key, direction, metric.name, cells))
     return rows
 
 
-def _sample(unit: _Unit, direction: str, metric: CompareMetric) -> Summary | None:
+def unit_sample(unit: _Unit, direction: str, metric: CompareMetric) -> Summary | None:
     values = [metric.value(m) for t in unit.tests for m in t.metrics if m.direction == direction]
     values = [v for v in values if v is not None]
     return summarize(values) if values else None
 
 
-def _judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_percent: float) -> Cell:
+def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_percent: float) -> Cell:
     judgement = judge(base, other, metric.higher_is_better, tolerance_percent)
     return Cell(other, ratio(base, other), judgement.verdict, judgement.basis, judgement.reason)
 
@@ -332,7 +332,7 @@ def _leader(row: Row, metric: CompareMetric, tolerance_percent: float) -> int | 
     return best if beaten else None
 
 
-def _env_differences(base: RunRecord, other: RunRecord) -> tuple[str, ...]:
+def env_changes(base: RunRecord, other: RunRecord) -> tuple[str, ...]:
     """The registry's keys that may explain a difference, and the engine each run used (runs before the registry
     still carry fio version and kernel)."""
     before = {"kernel": base.info.kernel, "fio_version": base.info.fio_version, **base.env}

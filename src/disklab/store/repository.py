@@ -46,9 +46,12 @@ class RunFilter:
     targets: tuple[str, ...] = ()  # the target as given or as stored (absolute); any of them matches
     host: str | None = None  # the machine that ran disklab, or a fio server one of the run's tests ran on
     since: str | None = None  # ISO time in UTC (as started_at is stored): runs started then or later
+    until: str | None = None  # ISO time in UTC: runs started before then
     name: str | None = None  # a part of the run's name, in any case
     status: str | None = None  # one of RUN_STATUSES
     ids: tuple[int, ...] = ()  # these runs only
+    device: str | None = None  # a part of the model of a disk under the target (run_env), in any case
+    text: str | None = None  # a part of the run's name, suite, target, host or a disk's model, in any case
 
 
 class Store:
@@ -171,6 +174,19 @@ class Store:
             rows = self.conn.execute(f"SELECT key, value_json FROM {table} WHERE run_id = ? ORDER BY key", (run_id,))
             return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
+    def values_of_runs(self, table: str, patterns: Sequence[str]) -> dict[int, dict]:
+        """The keys matching GLOB `patterns` ('device.*.model') of every run, {run id: {key: value}}, in one read:
+        the devices page needs three keys of 10,000 runs, not every key of each."""
+        if table not in ("run_env", "run_outcomes"):
+            raise ValueError(table)
+        clause = " OR ".join(["key GLOB ?"] * len(patterns)) or "0"
+        result: dict[int, dict] = {}
+        with translate_errors(self.path):
+            rows = self.conn.execute(f"SELECT run_id, key, value_json FROM {table} WHERE {clause}", tuple(patterns))
+            for row in rows:
+                result.setdefault(row["run_id"], {})[row["key"]] = json.loads(row["value_json"])
+        return result
+
     def add_smart(self, run_id: int, device: str, phase: str, data: dict) -> None:
         with translate_errors(self.path):
             self.conn.execute(
@@ -214,14 +230,20 @@ class Store:
         for run_id in self.abandoned_runs(hostname):
             self.finish_run(run_id, "interrupted", "the disklab process ended without finishing the run")
 
-    def list_runs(self, limit: int | None = None, where: RunFilter = RunFilter()) -> list[RunInfo]:
-        """Newest first; reads the runs table and counts tests through an index, never the tests' raw text."""
+    def list_runs(
+        self, limit: int | None = None, where: RunFilter = RunFilter(), order: str = "-id", offset: int = 0,
+    ) -> list[RunInfo]:
+        """Newest first, or by `order` (a key of RUN_ORDERS, '-' before it for descending), skipping `offset`;
+        reads the runs table and counts tests through an index, never the tests' raw text."""
         clause, args = self._where(where)
+        column = RUN_ORDERS[order.removeprefix("-")]
+        direction = "DESC" if order.startswith("-") else "ASC"
         limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
         with translate_errors(self.path):
             rows = self.conn.execute(
-                f"SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY runs.id DESC" + (" LIMIT ?" if limit else ""),
-                (*args, limit) if limit else args,
+                f"SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY {column} {direction}, runs.id {direction}"
+                + (" LIMIT ? OFFSET ?" if limit else ""),
+                (*args, limit, offset) if limit else args,
             ).fetchall()
         return [run_info(row) for row in rows]
 
@@ -246,11 +268,23 @@ class Store:
         if where.since is not None:
             conditions.append("runs.started_at >= ?")
             args.append(where.since)
+        if where.until is not None:
+            conditions.append("runs.started_at < ?")
+            args.append(where.until)
+        # SQLite's LIKE and lower() fold ASCII only; names and models are text in any script.
+        self.conn.create_function("casefold", 1, _casefold, deterministic=True)
         if where.name is not None:
-            # SQLite's LIKE and lower() fold ASCII only; names are the user's text in any script.
-            self.conn.create_function("casefold", 1, _casefold, deterministic=True)
             conditions.append("instr(casefold(runs.name), ?) > 0")
             args.append(where.name.casefold())
+        if where.device is not None:
+            conditions.append(_DEVICE_MODEL_MATCHES)
+            args.append(where.device.casefold())
+        if where.text is not None:
+            columns = ("runs.name", "runs.suite_name", "runs.target", "runs.hostname")
+            conditions.append(
+                "(" + " OR ".join([*(f"instr(casefold({c}), ?) > 0" for c in columns), _DEVICE_MODEL_MATCHES]) + ")"
+            )
+            args.extend([where.text.casefold()] * (len(columns) + 1))
         if where.status is not None:
             conditions.append("runs.status = ?")
             args.append(where.status)
@@ -341,6 +375,16 @@ class Store:
 
 
 _SQLITE_MAX_INT = 2**63 - 1
+# The runs list's sort keys (list_runs' order) and the column each sorts by; ties go by run number.
+RUN_ORDERS = {
+    "id": "runs.id", "started": "runs.started_at", "name": "runs.name", "suite": "runs.suite_name",
+    "target": "runs.target", "host": "runs.hostname", "status": "runs.status",
+}
+# A disk under the run's target whose model (env/registry.py's device.<name>.model, a JSON text) contains ?.
+_DEVICE_MODEL_MATCHES = (
+    "EXISTS (SELECT 1 FROM run_env WHERE run_env.run_id = runs.id AND run_env.key GLOB 'device.*.model'"
+    " AND instr(casefold(CAST(json_extract(run_env.value_json, '$') AS TEXT)), ?) > 0)"
+)
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")  # the runs table's CHECK (migrations.py)
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
 

@@ -1,0 +1,148 @@
+"""How long do `disklab serve`'s pages take at 10,000 runs? Time them from a real server, over HTTP and in Chromium.
+
+Run by hand (not part of the tests):
+
+    .venv/bin/python bench/web.py --rounds 5
+
+The store is bench/make_store.py's generated lab (cached under /var/tmp; the first bench generates it, which takes
+a minute or two). `disklab serve --port 0` serves it as a user starts it; each round fetches every page once, in
+turn, with urllib (a request, the whole answer read: what the server takes), then loads the runs list and a
+comparison in headless Chromium (Debian's, offline as the browser tests start it), whose Navigation Timing gives
+the time until the page's load event (the server's answer, parsing, layout, the inline script). A round not counted
+goes first, to fill the caches. min / median / max over the rounds, in seconds, and the size of each page.
+"""
+
+import argparse
+import re
+import select
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from make_store import DEVICES, cached_lab_store  # bench/ is on the path of a script run from it
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+START_TIMEOUT_S = 120
+
+
+def pages(store: Path) -> dict[str, str]:
+    """What is timed: a name, and the page's address on the server."""
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
+        quick = [row[0] for row in conn.execute("SELECT id FROM runs WHERE suite_name = 'quick' AND status = "
+                                                "'complete' ORDER BY id")]
+    middle = quick[len(quick) // 2]  # a run of the quick suite's 8 tests, in the middle of the store
+    compared = ",".join(str(run_id) for run_id in (quick[0], middle, quick[-1]))
+    return {
+        "/ (first page)": "/",
+        "/?suite=quick&q=nightly": "/?suite=quick&q=nightly",
+        "/?page=100": "/?page=100",
+        f"/runs/{middle}": f"/runs/{middle}",
+        f"/compare/{compared}": f"/compare/{compared}",
+        "/devices": "/devices",
+    }
+
+
+@contextmanager
+def serving(store: Path):
+    """`disklab serve` on any free port; its base address."""
+    disklab = Path(sys.executable).with_name("disklab")
+    server = subprocess.Popen([str(disklab), "serve", "--port", "0", "--db", str(store)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], START_TIMEOUT_S)
+        line = server.stdout.readline() if ready else ""
+        if "http://" not in line:
+            raise SystemExit(f"disklab serve did not start: {line!r}")
+        yield line[line.index("http://"):].split()[0].rstrip("/")
+    finally:
+        server.terminate()
+        server.communicate(timeout=START_TIMEOUT_S)
+
+
+def fetch(url: str) -> tuple[float, int]:
+    """(seconds, bytes) of one request, the whole answer read."""
+    started = time.monotonic()
+    with urllib.request.urlopen(url, timeout=600) as response:
+        body = response.read()
+    return time.monotonic() - started, len(body)
+
+
+def device_page(base: str) -> str:
+    """The history of the lab's most tested device, by its key on the devices page."""
+    serial = max(DEVICES, key=lambda d: d.weight).serial.lower()
+    with urllib.request.urlopen(base + "/devices", timeout=600) as response:
+        html = response.read().decode()
+    return "/devices/" + re.search(rf'data-device-key="([^"]*{serial}[^"]*)"', html).group(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000, help="stored runs (default 10,000)")
+    parser.add_argument("--rounds", type=int, default=5, help="times each page is fetched (default 5)")
+    parser.add_argument("--no-browser", action="store_true", help="time over HTTP only")
+    args = parser.parse_args()
+    store = cached_lab_store(args.runs)
+    to_time = pages(store)
+    http: dict[str, list[float]] = {}
+    sizes: dict[str, int] = {}
+    loads: dict[str, list[float]] = {}
+    with serving(store) as base:
+        to_time["device page"] = device_page(base)
+        in_browser = {} if args.no_browser else {"/ in Chromium": "/", "compare in Chromium": to_time[
+            next(name for name in to_time if name.startswith("/compare"))]}
+        browser_round = browsing(base, in_browser)
+        next(browser_round)
+        for round_number in range(args.rounds + 1):  # round 0 fills the caches and is not counted
+            for name, path in to_time.items():
+                seconds, sizes[name] = fetch(base + path)
+                if round_number:
+                    http.setdefault(name, []).append(seconds)
+            for name, seconds in browser_round.send(None).items():
+                if round_number:
+                    loads.setdefault(name, []).append(seconds)
+        browser_round.close()
+    print(f"{args.runs:,} runs in {store} ({store.stat().st_size / 1e6:,.0f} MB), {args.rounds} rounds, seconds:")
+    print(f"{'page':<28} {'min':>6} {'median':>7} {'max':>6} {'size':>9}")
+    for name, times in http.items():
+        print(f"{name:<28} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f} "
+              f"{sizes[name] / 1e3:7,.0f} kB")
+    for name, times in loads.items():
+        print(f"{name:<28} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f}")
+    print(f"device page: {to_time['device page']}; in Chromium: until the load event (Navigation Timing)")
+
+
+def browsing(base: str, in_browser: dict[str, str]):
+    """A generator: each send loads every page once in a fresh page and yields {name: seconds to load}."""
+    if not in_browser:
+        while True:
+            yield {}
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield {}
+            while True:
+                loads = {}
+                for name, path in in_browser.items():
+                    page = browser.new_page(viewport={"width": 1280, "height": 900})
+                    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base + "/")
+                               else route.abort())
+                    page.goto(base + path, wait_until="load")
+                    loads[name] = page.evaluate(
+                        "() => performance.getEntriesByType('navigation')[0].loadEventEnd / 1000")
+                    page.close()
+                yield loads
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""`disklab serve`: the store in a web browser, read-only, through waitress (a WSGI server from PyPI)."""
+
+import ipaddress
+from pathlib import Path
+
+import click
+
+from disklab.cli.options import WholeNumber
+from disklab.errors import StoreError, UserError
+from disklab.store.db import default_store_path
+from disklab.store.repository import Store
+from disklab.system.signals import interrupt_on_termination
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8740
+
+
+@click.command()
+@click.option("--host", default=DEFAULT_HOST, show_default=True,
+              help="Address to listen on; anything but a loopback address lets other machines read the store.")
+@click.option("--port", type=WholeNumber(0, 65535), default=DEFAULT_PORT, show_default=True,
+              help="Port to listen on (0: any free port, printed at start).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              help="Results store to serve (default: disklab's --db, $DISKLAB_DB or $DISKLAB_HOME/results.db).")
+@click.pass_context
+def serve(ctx, host, port, db):
+    """Browse, search and compare the stored runs in a web browser; Ctrl-C stops it. Nothing is written."""
+    path = db or ctx.obj["db"] or default_store_path()
+    check_store(path)
+    from waitress import create_server
+
+    from disklab.web.app import WebApp
+
+    try:
+        server = create_server(WebApp(path), host=host, port=port, ident="disklab", threads=4)
+    except OSError as exc:  # a port in use, an address not of this machine, a name that does not resolve
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if not _loopback(host):
+        click.echo(f"disklab: warning: listening on {host}: anyone who can reach this machine can read every stored "
+                   "run; use --host 127.0.0.1 to keep it to this machine", err=True)
+    listening = getattr(server, "effective_listen", None) or [(server.effective_host, server.effective_port)]
+    for address, bound_port in listening:
+        shown = f"[{address}]" if ":" in str(address) else address
+        click.echo(f"serving {path} read-only at http://{shown}:{bound_port}/ (Ctrl-C stops)")
+    try:
+        with interrupt_on_termination():
+            server.run()  # waitress takes Ctrl-C (and so SIGTERM, SIGHUP) as the end of serving: exit 0
+    finally:
+        server.close()
+    click.echo("stopped", err=True)
+
+
+def check_store(path: Path) -> None:
+    """A store that is not there is refused rather than created; a damaged one is refused before listening."""
+    if not path.is_file():
+        raise StoreError(f"there is no results store at {path}; give one with --db, or store a run first")
+    with Store(path, read_only=True) as store:
+        store.count_runs()
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may well resolve to an outside address

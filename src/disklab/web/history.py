@@ -1,0 +1,153 @@
+"""The devices pages: every device the store has runs of (/devices), and one device's history (/devices/KEY), each
+test's figures run after run with the change points marked. analysis/history.py decides; this lays it out."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from disklab.analysis.compare import METRIC_BY_NAME, Cell
+from disklab.analysis.history import (
+    IDENTITY_KEYS, Device, Entry, History, TestHistory, device_history, group_devices,
+)
+from disklab.analysis.verdict import BETTER, WITHIN_NOISE, WORSE
+from disklab.report.compare import describe, format_value
+from disklab.report.html.charts import ChartSpec, SeriesSpec, log_scale, y_axis_label
+from disklab.report.labels import axis_label
+from disklab.store.repository import Store
+from disklab.web.links import Links
+from disklab.web.pages import render_template
+
+MAX_TICKS = 12  # run labels on a chart's x axis; more would overlap, so every k-th run is labelled
+
+
+def store_devices(store: Store) -> tuple[Device, ...]:
+    """Every run's device, from the keys of its environment that name it."""
+    envs = store.values_of_runs("run_env", IDENTITY_KEYS)
+    return group_devices((info, envs.get(info.id, {})) for info in store.list_runs())
+
+
+def devices_page(store: Store, links: Links) -> str:
+    return render_devices_page(store_devices(store), links)
+
+
+def device_page(store: Store, key: str, links: Links) -> str:
+    """Raises werkzeug's NotFound for a key no device of the store has."""
+    device = next((d for d in store_devices(store) if d.key == key), None)
+    if device is None:
+        from werkzeug.exceptions import NotFound
+
+        raise NotFound(f"no device {key!r} in this store: see the devices page for those there are")
+    return render_device_page(load_history(store, device), links)
+
+
+def load_history(store: Store, device: Device) -> History:
+    return device_history(device, [store.get_run(info.id) for info in device.runs])
+
+
+def render_devices_page(devices: Sequence[Device], links: Links) -> str:
+    return render_template("devices.html.j2", links, title="Devices", devices=devices)
+
+
+@dataclass(frozen=True)
+class TestView:
+    """One test's history as its table and chart show it."""
+
+    test: TestHistory
+    title: str
+    headings: tuple[str, ...]  # of the figure columns
+    rows: tuple["RowView", ...]
+    chart: tuple[ChartSpec, object] | None  # the spec and its SVG markup
+
+
+@dataclass(frozen=True)
+class RowView:
+    entry: Entry
+    cells: tuple[tuple[str, str, str], ...]  # (text, class, title) per figure column
+    changed: tuple[str, ...]  # what differs from the previous run of the test
+
+
+def render_device_page(history: History, links: Links) -> str:
+    views = tuple(_test_view(test, n, history.tolerance_percent) for n, test in enumerate(history.tests, start=1))
+    return render_template(
+        "device.html.j2", links, title=history.device.label, history=history, device=history.device, tests=views,
+    )
+
+
+def compare_pairs(history: History) -> set[tuple[int, int]]:
+    """The (previous, run) comparisons a device page links to: each step of each test."""
+    return {(e.previous.id, e.run.id) for test in history.tests for e in test.entries if e.previous is not None}
+
+
+def _test_view(test: TestHistory, n: int, tolerance_percent: float) -> TestView:
+    headings = tuple(f"{column.direction} {METRIC_BY_NAME[column.metric].label}" for column in test.columns)
+    rows = []
+    for previous, entry in zip((None, *test.entries), test.entries):
+        changed = (*entry.environment, *(_condition(*c) for c in entry.conditions))
+        cells = tuple(
+            _cell(cell, previous and previous.cells[i], heading, test.columns[i].metric, entry, changed,
+                  tolerance_percent)
+            for i, (cell, heading) in enumerate(zip(entry.cells, headings))
+        )
+        rows.append(RowView(entry, cells, changed))
+    return TestView(test, f"{test.label} · {describe(test.key)}", headings, tuple(rows), _chart(test, n))
+
+
+def _cell(cell: Cell, before: Cell | None, heading: str, metric: str, entry: Entry, changed: tuple[str, ...],
+          tolerance_percent: float) -> tuple[str, str, str]:
+    """The figure, its classes (verdict, change point) and a title: what moved, how it was judged, what changed."""
+    text = format_value(metric, cell)
+    if cell.verdict is None:
+        return text, "", ""
+    if cell.verdict == WITHIN_NOISE:  # most cells of a long history: the class says it, a title would only weigh
+        return text, "verdict-within-noise", ""
+    moved = cell.verdict in (BETTER, WORSE)
+    classes = " ".join(["change-point"] * moved + [f"verdict-{cell.verdict.replace(' ', '-')}"])
+    ratio = f"{cell.ratio:.2f}x, " if cell.ratio is not None else ""
+    title = (f"{heading}: {format_value(metric, before)} in run {entry.previous.id} -> {text} ({ratio}{cell.verdict}; "
+             f"{cell.basis}, tolerance {tolerance_percent:g} %)") + (f": {cell.reason}" if cell.reason else "")
+    if moved:
+        title += " · changed since run {}: {}".format(
+            entry.previous.id, "; ".join(changed) if changed else "nothing the runs recorded")
+    return text + (f" ({cell.verdict})" if moved else ""), classes, title
+
+
+def _condition(name: str, before, after) -> str:
+    return f"{name}: {_condition_value(name, before)} -> {_condition_value(name, after)}"
+
+
+def _condition_value(name: str, value) -> str:
+    return "none" if value is None else axis_label(name, value)
+
+
+def _chart(test: TestHistory, n: int) -> tuple[ChartSpec, object] | None:
+    """The test's main figure run after run, a line per direction: MB/s for sequential tests, else IOPS (or TPS)."""
+    from markupsafe import Markup
+
+    from disklab.report.html.svg import render_svg
+
+    names = [c.metric for c in test.columns]
+    sequential = test.params.get("pattern") == "sequential"
+    preferred = ("mb_per_s", "iops", "tps") if sequential else ("iops", "tps", "mb_per_s")
+    metric = next((m for m in preferred if m in names), None)
+    if metric is None or len(test.entries) < 2:
+        return None
+    unit = METRIC_BY_NAME[metric].label
+    series = []
+    for i, column in enumerate(test.columns):
+        if column.metric != metric:
+            continue
+        points = [(x, e.cells[i].summary) for x, e in enumerate(test.entries) if e.cells[i].summary is not None]
+        series.append(SeriesSpec(column.direction, tuple((x, s.mean) for x, s in points),
+                                 tuple(s if s.n > 1 else None for _, s in points)))
+    step = -(-len(test.entries) // MAX_TICKS)
+    ticks = tuple((x, f"run {e.run.id}") for x, e in enumerate(test.entries) if x % step == 0)
+    moved = [e.run.id for e in test.entries if e.change_point]
+    spec = ChartSpec(
+        id=f"history-{n}", kind="line", title=f"{unit} run after run · {test.label}",
+        caption=f"{unit} of each run of this test on this device, oldest first, evenly spaced (not to time scale)"
+        + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else "")
+        + (f" · change points at run {', '.join(map(str, moved))}" if moved else " · no change beyond noise"),
+        x_label="run (oldest first)", y_label=y_axis_label(unit, series), series=tuple(series), x_ticks=ticks,
+        y_log=log_scale(series),
+        note=f"change points (beyond noise): run {', '.join(map(str, moved))}" if moved else "",
+    )
+    return spec, Markup(render_svg(spec))

@@ -1,0 +1,136 @@
+"""The pages: store data and a Links in, HTML out. The server (app.py) and the static site (publish.py) call the
+same renderers; tables and charts come from the HTML report's data model (report/html/model.py), never a second
+way of computing them."""
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from disklab.env.registry import DEVICE_PREFIX
+from disklab.env.smart import format_amount, smart_changes
+from disklab.report.html.model import ReportModel, TableModel, build_report
+from disklab.report.runs import RUNS_HEADINGS, run_cells
+from disklab.store.db import now_iso
+from disklab.store.records import RunInfo, RunRecord
+from disklab.store.repository import RUN_STATUSES, RunFilter, Store
+from disklab.web.links import Links
+
+RUNS_PER_PAGE = 50
+# The runs list's columns that sort (store/repository.py's RUN_ORDERS), by the heading they sit under.
+SORTED_BY_HEADING = {"Run": "id", "Name": "name", "Started (UTC)": "started", "Suite": "suite", "Target": "target",
+                     "Status": "status", "Host": "host"}
+
+
+@dataclass(frozen=True)
+class RunsListing:
+    """One page of the runs list, as the store answered it."""
+
+    runs: tuple[RunInfo, ...]
+    models: Mapping[int, str]  # run id -> the models of the disks under its target
+    matched: int  # runs the filters matched, on every page
+    page: int  # from 1
+    order: str  # a key of RUN_ORDERS, '-' before it for descending
+    query: Mapping[str, str]  # the filters as the reader gave them, to fill the form and keep in links
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.matched / RUNS_PER_PAGE))
+
+
+def list_runs(store: Store, where: RunFilter, order: str = "-id", page: int = 1,
+              query: Mapping[str, str] | None = None) -> RunsListing:
+    """Filtered and paged in SQL: a page reads its 50 runs' rows and their disks' models, whatever the store holds."""
+    runs = tuple(store.list_runs(RUNS_PER_PAGE, where, order=order, offset=(page - 1) * RUNS_PER_PAGE))
+    matched = store.count_runs(where) if len(runs) == RUNS_PER_PAGE or page > 1 else len(runs)
+    models = {info.id: _disk_models(store.run_values("run_env", info.id)) for info in runs}
+    return RunsListing(runs, models, matched, page, order, dict(query or {}))
+
+
+def _disk_models(env: dict) -> str:
+    return ", ".join(dict.fromkeys(
+        str(value) for key, value in env.items()
+        if key.startswith(DEVICE_PREFIX) and key.endswith(".model") and value
+    ))
+
+
+def render_runs_page(listing: RunsListing, links: Links) -> str:
+    rows = [(info, run_cells(info), listing.models.get(info.id, "")) for info in listing.runs]
+    first = (listing.page - 1) * RUNS_PER_PAGE + 1
+    return render_template(
+        "runs.html.j2", links, title="Runs", listing=listing, rows=rows, headings=RUNS_HEADINGS, statuses=RUN_STATUSES,
+        sorted_by=SORTED_BY_HEADING, first=first, last=first + len(rows) - 1,
+        sort_link=lambda key: links.runs({**listing.query, "sort": _toggled(listing.order, key)}),
+        page_link=lambda page: links.runs({**listing.query, "sort": _kept_order(listing.order), "page": page}),
+    )
+
+
+def _toggled(order: str, key: str) -> str:
+    """A heading's link: its column ascending, or descending when the list is sorted by it ascending already."""
+    return f"-{key}" if order == key else key
+
+
+def _kept_order(order: str) -> str:
+    return "" if order == "-id" else order  # the default is left out of links
+
+
+def render_run_page(record: RunRecord, smart: Mapping[str, Mapping[str, dict]], links: Links,
+                    generated_at: str | None = None) -> str:
+    """The run as `disklab report N` draws it, with its SMART changes and its files for download."""
+    report = build_report([record], generated_at=generated_at or now_iso())
+    return render_template(
+        "run.html.j2", links, title=report.runs[0].title, report=report, charts=_charts(report), record=record,
+        smart=_smart_tables(smart),
+    )
+
+
+def render_compare_page(records: Sequence[RunRecord], links: Links, generated_at: str | None = None) -> str:
+    """The runs as `disklab report 1 5 9` compares them: verdicts beside their figures, and the charts."""
+    report = build_report(records, generated_at=generated_at or now_iso())
+    return render_template("compare.html.j2", links, title=report.title, report=report, charts=_charts(report))
+
+
+def render_message_page(title: str, message: str, links: Links) -> str:
+    """A refusal or a missing page: one line that says why."""
+    return render_template("message.html.j2", links, title=title, message=message)
+
+
+def render_template(name: str, links: Links, **context) -> str:
+    """Any page of the site, in layout.html.j2 (its nav and styles); autoescaped, so store text stays text."""
+    return _environment().get_template(name).render(links=links, **context)
+
+
+def _charts(report: ReportModel) -> list:
+    from markupsafe import Markup
+
+    from disklab.report.html.svg import render_svg
+
+    # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
+    return [(spec, Markup(render_svg(spec))) for spec in report.charts]
+
+
+def _smart_tables(smart: Mapping[str, Mapping[str, dict]]) -> list[TableModel]:
+    """Each drive reported before and after the run, as `show --env` prints it."""
+    tables = []
+    for device in sorted(smart):
+        phases = smart[device]
+        if "before" not in phases or "after" not in phases:
+            continue
+        rows = tuple(
+            (c.label, format_amount(c.before, c.unit), format_amount(c.after, c.unit),
+             format_amount(c.delta, c.unit, signed=True))
+            for c in smart_changes(phases["before"], phases["after"])
+        )
+        tables.append(TableModel(f"SMART of {device}, before and after", ("Counter", "Before", "After", "Change"),
+                                 rows, ("GB = 10^9 bytes",)))
+    return tables
+
+
+@cache
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined  # only the commands that write HTML load it
+
+    return Environment(
+        loader=PackageLoader("disklab.web", ""), autoescape=True, undefined=StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )

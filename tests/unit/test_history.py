@@ -1,0 +1,189 @@
+"""Device history: runs grouped by the disk they measured (model + serial), each test's figures run after run, and
+change points only where compare's noise verdict says a figure moved, with what changed in the environment."""
+
+import re
+
+import pytest
+
+from disklab.analysis.compare import compare_runs
+from disklab.analysis.history import device_history, device_key_of, group_devices
+from disklab.analysis.verdict import BETTER, INCONCLUSIVE, WITHIN_NOISE, WORSE
+from disklab.store.repository import Store
+from tests.unit.test_compare import BASE, SHIFTED_4, SHIFTED_5, job, stored_run
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "results.db") as s:
+        yield s
+
+
+def disk_env(firmware: str = "2.1", name: str = "sda", model: str = "ACME NVMe 1TB", serial: str = "S1",
+             **more) -> dict:
+    return {"devices": name, f"device.{name}.model": model, f"device.{name}.serial": serial,
+            f"device.{name}.firmware": firmware, "kernel": "6.1", **more}
+
+
+def run_at(store, day: int, iops: list[float], env: dict | None, tests=None, **changes):
+    """A run on 2026-01-DAY of one random-read test (its repeats: `iops`)."""
+    tests = tests or [("4k random read", {}, [job(v) for v in iops])]
+    return stored_run(store, tests, env, started_at=f"2026-01-{day:02d}T10:00:00+00:00", **changes)
+
+
+def history_of(records, **options):
+    (device,) = group_devices((r.info, r.env) for r in records)
+    return device_history(device, records, **options)
+
+
+def cells_of(test, metric: str, direction: str = "read"):
+    (i,) = [i for i, c in enumerate(test.columns) if (c.direction, c.metric) == (direction, metric)]
+    return [entry.cells[i] for entry in test.entries]
+
+
+def test_a_step_beyond_noise_with_a_firmware_change_is_a_change_point_that_names_the_change(store):
+    runs = [run_at(store, 1, [1000], disk_env("2.1")), run_at(store, 2, [1040], disk_env("2.1")),
+            run_at(store, 3, [1500], disk_env("2.2"))]
+    history = history_of(runs)
+    (test,) = history.tests
+    assert [e.run.id for e in test.entries] == [r.info.id for r in runs]
+    iops = cells_of(test, "iops")
+    assert [c.summary.mean for c in iops] == [1000, 1040, 1500]
+    assert [c.verdict for c in iops] == [None, WITHIN_NOISE, BETTER]
+    assert [e.change_point for e in test.entries] == [False, False, True]
+    assert test.entries[2].environment == ("sda: firmware: 2.1 -> 2.2",)
+    assert test.entries[2].previous.id == runs[1].info.id
+    assert [c.verdict for c in cells_of(test, "clat_p99_us")] == [None, WITHIN_NOISE, WITHIN_NOISE]
+    assert history.change_points == 1
+
+
+def test_a_difference_within_noise_is_never_a_change_even_with_an_environment_change(store):
+    # Repeats 5.4 % apart, significant by Welch's test but within the 10 % tolerance: within noise.
+    runs = [run_at(store, 1, BASE, disk_env("2.1")), run_at(store, 2, SHIFTED_5, disk_env("2.2", kernel="6.5"))]
+    (test,) = history_of(runs).tests
+    assert cells_of(test, "iops")[1].verdict == WITHIN_NOISE
+    assert test.entries[1].environment == ("kernel: 6.1 -> 6.5", "sda: firmware: 2.1 -> 2.2")
+    assert not test.entries[1].change_point
+    # With a 1 % tolerance the repeats cannot tell (not significant): inconclusive is no change either.
+    strict = history_of([runs[0], run_at(store, 3, SHIFTED_4, disk_env("2.2"))], tolerance_percent=1)
+    assert cells_of(strict.tests[0], "iops")[1].verdict == INCONCLUSIVE
+    assert strict.change_points == 0
+
+
+def test_the_verdict_at_a_step_is_the_one_compare_gives_the_two_runs(store):
+    a = run_at(store, 1, [100, 104, 98, 102], disk_env())
+    b = run_at(store, 2, [80, 81, 79, 80], disk_env())
+    (test,) = history_of([a, b]).tests
+    compared = {(row.direction, row.metric): row.cells[1] for row in compare_runs([a, b]).rows}
+    for column, cell in zip(test.columns, test.entries[1].cells):
+        assert cell == compared[column.direction, column.metric]
+    assert cells_of(test, "iops")[1].verdict == WORSE and test.entries[1].change_point
+
+
+def test_a_device_with_one_run_has_figures_and_no_steps(store):
+    history = history_of([run_at(store, 1, [1000], disk_env())])
+    (test,) = history.tests
+    (entry,) = test.entries
+    assert entry.previous is None and entry.environment == () and not entry.change_point
+    assert all(c.verdict is None for c in entry.cells) and cells_of(test, "iops")[0].summary.mean == 1000
+
+
+def test_a_test_a_run_skipped_is_judged_against_its_last_run_with_the_condition_that_changed(store):
+    other = [("4k random read QD4", {"iodepth": 4}, [job(500)])]
+    a = run_at(store, 1, [1000], disk_env())
+    b = run_at(store, 2, [], disk_env(), tests=other)
+    c = run_at(store, 3, [], disk_env(), tests=[("4k random read", {"runtime": 30.0}, [job(700)])])
+    history = history_of([c, a, b])  # any order: the history is in time order
+    first, second = history.tests
+    assert [e.run.id for e in first.entries] == [a.info.id, c.info.id]
+    assert first.entries[1].previous.id == a.info.id
+    assert first.entries[1].conditions == (("runtime", 5.0, 30.0),)
+    assert cells_of(first, "iops")[1].verdict == WORSE
+    assert [e.run.id for e in second.entries] == [b.info.id]
+
+
+def test_runs_group_by_model_and_serial_whatever_the_disk_was_called(store):
+    a = run_at(store, 1, [1000], disk_env("2.1", name="sda"))
+    b = run_at(store, 2, [1000], disk_env("2.2", name="sdb"))  # the same disk, found as sdb after a reboot
+    other = run_at(store, 3, [1000], disk_env(serial="S2"))
+    unknown = run_at(store, 4, [1000], {"devices": "vda", "device.vda.model": "QEMU", "device.vda.serial": None})
+    old = run_at(store, 5, [1000], None, target="/dev/vdb")
+    devices = group_devices((r.info, r.env) for r in (a, b, other, unknown, old))
+    assert [([r.id for r in d.runs], d.known) for d in devices] == [
+        ([a.info.id, b.info.id], True), ([other.info.id], True), ([old.info.id], False), ([unknown.info.id], False),
+    ], "known devices first, then by label"
+
+    assert devices[0].label == "ACME NVMe 1TB · serial S1"
+    assert devices[3].label == "/mnt/x on testhost (runs that recorded no disk serial)"
+    assert (devices[0].first, devices[0].last) == (a.info.started_at, b.info.started_at)
+    (test,) = device_history(devices[0], [a, b]).tests
+    assert test.entries[1].environment == ("sda: firmware: 2.1 -> 2.2",), "one disk, not sda gone and sdb new"
+
+
+def test_device_keys_are_url_safe_distinct_and_stable(store):
+    envs = [disk_env(model="Samsung SSD 980 PRO 2TB", serial="S/N 12?#&é"), disk_env(model="Samsung SSD 980 PRO",
+            serial="2TB S N 12"), disk_env(model="***", serial="///")]
+    runs = [run_at(store, day, [1000], env) for day, env in enumerate(envs, start=1)]
+    keys = [d.key for d in group_devices((r.info, r.env) for r in runs)]
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", key) for key in keys)
+    assert len(set(keys)) == 3, "the same slug, told apart by the hash of model and serial"
+    assert keys == [d.key for d in group_devices((r.info, r.env) for r in reversed(runs))]
+    assert any(key.startswith("samsung-ssd-980-pro-2tb-s-n-12-") for key in keys)
+    assert sorted(device_key_of(r.info, r.env) for r in runs) == sorted(keys), "a run's page can link its device"
+
+
+def test_a_disk_that_reports_a_serial_but_no_model_is_told_by_its_serial(store):
+    virtio = {"devices": "vda", "device.vda.model": None, "device.vda.serial": "19866367170593707"}
+    (device,) = group_devices((r.info, r.env) for r in (run_at(store, 1, [1], virtio), run_at(store, 2, [1], virtio)))
+    assert device.known and device.label == "model unknown · serial 19866367170593707" and len(device.runs) == 2
+
+
+def test_a_target_of_several_disks_is_one_device_of_all_of_them(store):
+    env = {"devices": "sda, sdb", "device.sda.model": "A", "device.sda.serial": "1",
+           "device.sdb.model": "B", "device.sdb.serial": "2"}
+    swapped = {"devices": "sda, sdb", "device.sda.model": "B", "device.sda.serial": "2",
+               "device.sdb.model": "A", "device.sdb.serial": "1"}
+    (device,) = group_devices((r.info, r.env) for r in (run_at(store, 1, [1], env), run_at(store, 2, [1], swapped)))
+    assert device.disks == (("A", "1"), ("B", "2")) and device.label == "2 disks: A · serial 1, B · serial 2"
+
+
+def test_the_devices_page_lists_each_device_and_links_its_history(tmp_path):
+    from disklab.web.history import devices_page
+    from disklab.web.links import ServerLinks
+
+    with Store(tmp_path / "results.db") as store:
+        run_at(store, 1, [1000], disk_env(model="<b>Evil</b> SSD", serial="S&1"))
+        run_at(store, 3, [1000], disk_env(model="<b>Evil</b> SSD", serial="S&1"))
+        run_at(store, 2, [1000], None)
+        html = devices_page(store, ServerLinks())
+        (device, _) = group_devices((info, store.run_values("run_env", info.id)) for info in store.list_runs())
+    assert '<table id="devices">' in html and "<b>Evil" not in html
+    row = html[html.index(f'<tr data-device-key="{device.key}">'):].split("</tr>")[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    assert [c.strip() for c in cells] == [
+        "&lt;b&gt;Evil&lt;/b&gt; SSD", "S&amp;1", "2", "2026-01-01T10:00:00+00:00", "2026-01-03T10:00:00+00:00",
+        f'<a class="device-link" href="/devices/{device.key}">history</a>',
+    ]
+    assert "/mnt/x on testhost (runs that recorded no disk serial)" in html
+
+
+def test_the_device_page_marks_the_change_point_and_an_unknown_key_is_not_found(tmp_path):
+    from werkzeug.exceptions import NotFound
+
+    from disklab.web.history import device_page, store_devices
+    from disklab.web.links import ServerLinks
+
+    with Store(tmp_path / "results.db") as store:
+        for day, (iops, firmware) in enumerate(((1000, "2.1"), (1050, "2.1"), (1400, "2.2")), start=1):
+            run_at(store, day, [iops], disk_env(firmware))
+        (device,) = store_devices(store)
+        html = device_page(store, device.key, ServerLinks())
+        with pytest.raises(NotFound):
+            device_page(store, "no-such-device", ServerLinks())
+    assert html.count('<table class="history">') == 1
+    points = re.findall(r'<td class="figure change-point verdict-better" title="([^"]*)">([^<]*)</td>', html)
+    assert [text for _, text in points] == ["1,400 (better)", "5.7 (better)"]
+    assert points[0][0] == ("read IOPS: 1,050 in run 2 -&gt; 1,400 (1.33x, better; tolerance-only, tolerance 10 %) · "
+                            "changed since run 2: sda: firmware: 2.1 -&gt; 2.2")
+    assert 'class="figure verdict-within-noise"' in html and html.count("change-point verdict") == 2
+    assert '<a class="compare-link" href="/compare/2,3">' in html
+    assert '<svg' in html and "change points (beyond noise): run 3" in html
