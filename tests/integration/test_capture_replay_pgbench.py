@@ -25,9 +25,11 @@ pytestmark = [
 ]
 
 DEVICE_BYTES = 256 * 1024**2
-# A replay at 1x of this light trace (a few hundred I/Os a second) took 1-2 % longer than the trace here; the bound
-# leaves room for a busy 2-core CI machine. A replay is never faster than its trace's timing.
-FIDELITY_PERCENT = 25
+# A replay at 1x of this trace took 1-2 % longer than the trace on a quiet machine, and 70 % longer while the 2-core
+# machine was busy with other work: fio 3.33 replays a timed trace one I/O at a time (run/replay.py says why), and the
+# trace held up to 60 in flight. The bound catches a broken timing (microseconds read as milliseconds would be 1000x);
+# the measured figure is what the replay's fidelity line reports. A replay is never faster than its trace.
+FIDELITY_PERCENT = 100
 EXIT_DEADLINE_S = 120
 
 

@@ -59,6 +59,21 @@ def start_server(disklab, store: Path) -> tuple[subprocess.Popen, str]:
     return server, line[line.index("http://"):].split()[0].rstrip("/")
 
 
+def whole_history(page) -> tuple[set[int], list[str], int]:
+    """A device's history, followed page after page to its oldest run: the runs in its tables, the change points'
+    titles, and how often DISK_FIRMWARE is shown."""
+    runs, points, firmware = set(), [], 0
+    while True:
+        page.wait_for_selector("table.history")
+        runs |= set(page.eval_on_selector_all(
+            "table.history tr[data-run-id]", "rows => rows.map(r => Number(r.dataset.runId))"))
+        points += page.eval_on_selector_all("td.change-point", "cells => cells.map(c => c.title)")
+        firmware += page.get_by_text(DISK_FIRMWARE).count()
+        if page.locator("a#older").count() == 0:
+            return runs, points, firmware
+        page.click("a#older")
+
+
 def rows(page) -> list[dict[str, str]]:
     """The runs table's rows as {heading: cell text}, and the run number as "id"."""
     return page.evaluate("""() => {
@@ -150,16 +165,11 @@ def test_runs_are_filtered_opened_downloaded_compared_shared_and_a_device_follow
 
                 page.goto(base + "/devices")
                 page.click(f"table#devices tr:has(td:text-is('{DEVICE_SERIAL}')) a.device-link")
-                page.wait_for_selector("table.history")
-                history_runs = set(page.eval_on_selector_all(
-                    "table.history tr[data-run-id]", "rows => rows.map(r => Number(r.dataset.runId))"))
-                change_points = page.eval_on_selector_all("td.change-point", "cells => cells.map(c => c.title)")
+                history_runs, change_points, _ = whole_history(page)
                 page.screenshot(path=str(ARTIFACTS / "serve-device.png"))
-                page.click("a[href='/devices']")
+                page.goto(base + "/devices")
                 page.click(f"table#devices tr:has(td:text-is('{DISK_SERIAL}')) a.device-link")
-                page.wait_for_selector("table.history")
-                disk_change_points = page.eval_on_selector_all("td.change-point", "cells => cells.map(c => c.title)")
-                disk_firmware_shown = page.get_by_text(DISK_FIRMWARE).count()
+                _, disk_change_points, disk_firmware_shown = whole_history(page)
             finally:
                 browser.close()
     finally:

@@ -187,3 +187,34 @@ def test_the_device_page_marks_the_change_point_and_an_unknown_key_is_not_found(
     assert 'class="figure verdict-within-noise"' in html and html.count("change-point verdict") == 2
     assert '<a class="compare-link" href="/compare/2,3">' in html
     assert '<svg' in html and "change points (beyond noise): run 3" in html
+
+
+def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_against_the_run_before(tmp_path,
+                                                                                                      monkeypatch):
+    from werkzeug.exceptions import NotFound
+
+    from disklab.web import history
+    from disklab.web.links import ServerLinks, StaticLinks
+
+    monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
+    monkeypatch.setattr(history, "CONTEXT_RUNS", 1)
+    with Store(tmp_path / "results.db") as store:
+        for day, (iops, firmware) in enumerate(((1000, "2.1"), (1010, "2.1"), (1500, "2.2"), (1490, "2.2"),
+                                                (1480, "2.2")), start=1):
+            run_at(store, day, [iops], disk_env(firmware))
+        (device,) = history.store_devices(store)
+        pages = [history.device_page(store, device.key, ServerLinks(), page) for page in (1, 2, 3)]
+        with pytest.raises(NotFound):
+            history.device_page(store, device.key, ServerLinks(), 4)
+
+    def rows(html):
+        table = html[html.index('<table class="history">'):].split("</table>")[0]
+        return [int(n) for n in re.findall(r'<tr data-run-id="(\d+)"', table)]
+
+    assert [rows(html) for html in pages] == [[4, 5], [2, 3], [1]]  # each page oldest first within it
+    assert 'id="older" href="/devices/' in pages[0] and 'id="newer"' not in pages[0]
+    assert '?page=3"' in pages[1] and '?page=1"' not in pages[1] and 'href="/devices/' + device.key + '"' in pages[1]
+    # Page 2's first run (run 2) is judged against run 1, read from page 3 as context; run 3's firmware step is there.
+    assert "changed since run 2: sda: firmware: 2.1 -&gt; 2.2" in pages[1]
+    assert "compare with run 1" in pages[1] and "first run of this test" in pages[2]
+    assert StaticLinks(1).device(device.key, 2) == f"../devices/{device.key}-2.html"

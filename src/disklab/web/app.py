@@ -118,7 +118,10 @@ class WebApp:
     def _device(self, request: Request, store: Store, key: str) -> Response:
         from disklab.web.history import device_page
 
-        return _html(device_page(store, key, self.links))
+        page = request.args.get("page", "1")
+        if not page.isascii() or not page.isdigit() or not 0 < int(page) < 10**6:
+            raise BadRequest(f"page must be a whole number from 1, not {page[:20]!r}")
+        return _html(device_page(store, key, self.links, int(page)))
 
 
 def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:

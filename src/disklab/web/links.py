@@ -43,7 +43,7 @@ class Links(ABC):
     def devices(self) -> str: ...
 
     @abstractmethod
-    def device(self, key: str) -> str: ...
+    def device(self, key: str, page: int = 1) -> str: ...
 
 
 class ServerLinks(Links):
@@ -71,8 +71,8 @@ class ServerLinks(Links):
     def devices(self) -> str:
         return "/devices"
 
-    def device(self, key: str) -> str:
-        return "/devices/" + quote(key, safe="")
+    def device(self, key: str, page: int = 1) -> str:
+        return "/devices/" + quote(key, safe="") + (f"?page={int(page)}" if page > 1 else "")
 
 
 class StaticLinks(Links):
@@ -102,5 +102,5 @@ class StaticLinks(Links):
     def devices(self) -> str:
         return self._path("devices/index.html")
 
-    def device(self, key: str) -> str:
-        return self._path("devices/" + quote(key, safe="") + ".html")
+    def device(self, key: str, page: int = 1) -> str:
+        return self._path("devices/" + quote(key, safe="") + (f"-{int(page)}" if page > 1 else "") + ".html")

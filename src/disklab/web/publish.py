@@ -19,7 +19,9 @@ from disklab.errors import UserError
 from disklab.store.db import now_iso
 from disklab.store.records import RunRecord
 from disklab.store.repository import RunFilter, Store
-from disklab.web.history import compare_pairs, render_device_page, render_devices_page, store_devices
+from disklab.web.history import (
+    compare_pairs, history_pages, render_device_page, render_devices_page, store_devices,
+)
 from disklab.web.links import StaticLinks
 from disklab.web.pages import (
     RUNS_PER_PAGE, RunsListing, list_runs, render_compare_page, render_run_page, render_runs_page, render_template,
@@ -91,7 +93,8 @@ def publish(store: Store, folder: Path) -> Published:
         for record in records.values():
             _write_run(site, store, record, generated_at)
         history = device_history(device, list(records.values()))
-        site.write(_page(StaticLinks(0).device(device.key)), render_device_page(history, StaticLinks(1)))
+        for page in range(1, history_pages(device) + 1):
+            site.write(_page(StaticLinks(0).device(device.key, page)), render_device_page(history, StaticLinks(1), page))
         for pair in sorted(compare_pairs(history)):
             html = render_compare_page([records[run_id] for run_id in pair], StaticLinks(1), generated_at)
             site.write(_page(StaticLinks(0).compare(pair)), html)
