@@ -21,7 +21,6 @@ from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.plans import plan_table
 from disklab.report.runs import FORMATS
-from disklab.report.table import flag_lines, run_results
 from disklab.run.precision import DEFAULT_MAX_PASSES, PrecisionSchedule
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
 from disklab.run.schedule import FixedSchedule
@@ -261,17 +260,9 @@ def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str 
 
         write_output(EXPORTERS[output_format](record), None)
     else:
-        from disklab.report.views import build_view, view_table
+        from disklab.cli.show import print_results
 
-        view = build_view(record)
-        if view:
-            stdout_console().print(view_table(view))
-        for item in run_results(record):
-            stdout_console().print(item)
-        for line in flag_lines(record):
-            stdout_console().print(line, style="yellow", markup=False, highlight=False)
-        for outcome in outcomes.values():
-            stdout_console().print(outcome["summary"])
+        print_results(record, outcomes)
     stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
 
 

@@ -60,19 +60,7 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     elif output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-        from disklab.report.table import flag_lines, run_results
-        from disklab.report.views import build_view, view_table
-
-        view = None if flat else build_view(record)
-        if view:
-            stdout_console().print(view_table(view))
-        for item in run_results(record):
-            stdout_console().print(item)
-        for line in flag_lines(record):
-            stdout_console().print(line, style="yellow", markup=False, highlight=False)
-        for outcome in outcomes.values():
-            if isinstance(outcome, dict) and "summary" in outcome:
-                stdout_console().print(outcome["summary"])
+        print_results(record, outcomes, flat)
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
     else:
@@ -98,3 +86,21 @@ def _refuse_conflicts(output_format: str, output: str | None, **given: bool) -> 
                                "use --format json or markdown")
     if given["env"] and output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json or markdown with --output")
+
+
+def print_results(record, outcomes: dict, flat: bool = False) -> None:
+    """The suite's view (unless flat), every test, the flags, and what the schedule concluded: as `run` ends and as
+    `show` shows a stored run."""
+    from disklab.report.table import flag_lines, run_results
+    from disklab.report.views import build_view, view_table
+
+    view = None if flat else build_view(record)
+    if view:
+        stdout_console().print(view_table(view))
+    for item in run_results(record):
+        stdout_console().print(item)
+    for line in flag_lines(record):
+        stdout_console().print(line, style="yellow", markup=False, highlight=False)
+    for outcome in outcomes.values():
+        if isinstance(outcome, dict) and "summary" in outcome:
+            stdout_console().print(outcome["summary"])
