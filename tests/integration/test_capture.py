@@ -87,12 +87,14 @@ def test_capture_of_fio_randrw_at_qd8(disklab: Disklab, attach_loop: Callable[..
     assert max(meta.queue_depths) == 8 and meta.queue_depths[8] > 0
     assert sum(meta.queue_depths.values()) == actions["read"] + actions["write"]
     assert any(note.startswith("ended early (Ctrl-C") for note in meta.notes)
-    # The summary and the synthetic suite give the job back: 70 % reads within 5 points, 4 KiB, random, depth 8.
+    # The summary and the synthetic suite give the job back: 70 % reads within 5 points, 4 KiB, random, and a depth
+    # of 6 to 8: the suite takes the depth 90 % of I/Os were issued at or below, and the device holds fio's 8 only
+    # while fio has refilled its queue (7 and 8 both seen here), never more.
     suite_file = tmp_path / "fio.toml"
     made = disklab("trace", "suite", str(output), "-o", str(suite_file))
     assert made.returncode == 0, made.stderr
     group = tomllib.loads(suite_file.read_text())["group"][0]
-    assert (group["pattern"], group["bs"], group["iodepth"]) == ("random", "4k", 8)
+    assert (group["pattern"], group["bs"]) == ("random", "4k") and 6 <= group["iodepth"] <= 8
     assert abs(group["rwmixread"] - 70) <= 5
 
 
