@@ -28,5 +28,8 @@ def import_run(ctx, files, name):
                 f"{run.source}: {len(run.tests)} test{'s' if len(run.tests) != 1 else ''}{on_hosts}{failed} "
                 f"stored as run {run_id} in {store.path}", markup=False, highlight=False,
             )
+            status, reason = run.outcome
+            if status == "interrupted":
+                console.print(f"  interrupted: {reason}", markup=False, highlight=False)
             for note in run.notes:
                 console.print(f"  {note}", markup=False, highlight=False)

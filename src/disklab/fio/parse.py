@@ -321,7 +321,8 @@ def _float(value, key: str, where: str) -> float:
 def _sync_count(sync: dict) -> int:
     """fio 3.33 counts fsync calls in total_ios but leaves it 0 for fdatasync; its latency N counts both."""
     lat = sync.get("lat_ns", {})
-    return int(sync.get("total_ios", 0)) or int(lat.get("N", 0) if isinstance(lat, dict) else 0)
+    counted = _int(sync.get("total_ios", 0), "total_ios", "sync")
+    return counted or (_int(lat.get("N", 0), "N", "sync.lat_ns") if isinstance(lat, dict) else 0)
 
 
 def _sync(job_name: str, sync: dict, write: DirectionMetrics) -> DirectionMetrics:

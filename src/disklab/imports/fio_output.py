@@ -3,7 +3,8 @@
 Reads every layout fio/parse.py reads (fio 2.x and 3.x, json and json+, text around the JSON, status-interval
 reports) and client/server output ("client_stats", one entry per host and job). One fio job is one test: the
 entries of one group's jobs written without group_reporting are combined as group_reporting would. A job fio
-reports an error for is a failed test. Options are read as fio reads them (fio/sizes.py, kb_base included).
+reports an error for is a failed test; how fio ended (a signal, a job far short of its runtime) makes the run
+interrupted or flags its tests (fio_ending.py). Options are read as fio reads them (fio/sizes.py, kb_base included).
 Everything is validated before the store is touched.
 """
 
@@ -19,6 +20,7 @@ from disklab.fio.clientstats import client_entries, entry_document, entry_host
 from disklab.fio.parse import JobResult, job_groups, latency_bins, parse_fio_output, read_fio_document
 from disklab.fio.sizes import is_percent, option_bases, parse_bssplit, parse_fio_size, parse_range, per_direction
 from disklab.hosts.aggregate import combine_jobs
+from disklab.imports.fio_ending import JobEnd, fio_ending
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
@@ -62,10 +64,18 @@ class ImportedRun:
     client_server: bool
     tests: tuple[ImportedTest, ...]
     notes: tuple[str, ...] = ()  # what the reader skipped or chose in the file
+    interrupted: str | None = None  # the signal that stopped fio or a job, and what it cut
 
     @property
     def failed(self) -> tuple[ImportedTest, ...]:
         return tuple(t for t in self.tests if t.error)
+
+    @property
+    def outcome(self) -> tuple[str, str | None]:
+        """The run's status and why: failed if every job failed, interrupted if a signal stopped fio or a job."""
+        if len(self.failed) == len(self.tests):
+            return "failed", f"fio reported an error for every job: {self.tests[0].error}"
+        return ("interrupted", self.interrupted) if self.interrupted else ("complete", None)
 
 
 def read_fio_json(path: Path) -> ImportedRun:
@@ -88,15 +98,22 @@ def read_fio_json(path: Path) -> ImportedRun:
                                ("job options", entry.get("job options", {}))):
             if not isinstance(options, dict):
                 raise UserError(f"{path}: fio's {where!r} is not a JSON object")
-    tests = tuple(_test(path, data, group, client_server, messages) for group in job_groups(measured))
+    groups = job_groups(measured)
+    tests = [_test(path, data, group, client_server, messages) for group in groups]
+    ending = fio_ending(messages, [_job_end(test, group[0]) for test, group in zip(tests, groups)])
+    ended = tuple(
+        replace(test, flags=test.flags + flags, job=replace(test.job, directions=()) if void else test.job,
+                fio_messages=test.fio_messages or ("\n".join(messages) if flags else ""))
+        for test, flags, void in zip(tests, ending.flags, ending.void)
+    )
     return ImportedRun(
         source=path, fio_version=version or "unknown", started_at=_iso(data.get("timestamp")),
-        client_server=client_server, tests=tests, notes=notes,
+        client_server=client_server, tests=ended, notes=notes, interrupted=ending.interrupted,
     )
 
 
 def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
-    """One run with one test per fio job (per host and job in client/server mode); failed if every job failed."""
+    """One run with one test per fio job (per host and job in client/server mode), ending as its outcome says."""
     targets = list(dict.fromkeys(t.target for t in imported.tests if t.target))
     hosts = list(dict.fromkeys(t.host for t in imported.tests if t.host))
     target = ", ".join(targets) or "unknown"
@@ -120,10 +137,7 @@ def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
     except BaseException as exc:
         store.finish_run(run_id, "failed", f"import stopped: {exc}")
         raise
-    if len(imported.failed) == len(imported.tests):
-        store.finish_run(run_id, "failed", f"fio reported an error for every job: {imported.tests[0].error}")
-    else:
-        store.finish_run(run_id, "complete")
+    store.finish_run(run_id, *imported.outcome)
     return run_id
 
 
@@ -181,6 +195,12 @@ def _test(path: Path, data: dict, entries: list[dict], client_server: bool, mess
         jobfile=_jobfile(global_options, jobname, job_options, host), fio_output=fio_output,
         job=job, error=error, flags=flags, fio_messages="\n".join(messages) if error else "",
     )
+
+
+def _job_end(test: ImportedTest, entry: dict) -> JobEnd:
+    group = entry.get("groupid")
+    return JobEnd(test.label, test.host, group if type(group) is int else 0, test.job, test.error is not None,
+                  test.params["runtime"], test.params["time_based"])
 
 
 def _error(jobs: tuple[JobResult, ...], messages: tuple[str, ...]) -> str | None:
@@ -258,7 +278,8 @@ def _params(path: Path, jobname: str, global_options: dict, job_options: dict, e
             size=_size(options.get("size"), base("size")), nrfiles=_count(options.get("nrfiles", 1), base("nrfiles")),
             filesize=_file_size(options.get("filesize"), base("filesize")),
             runtime=parse_duration(options.get("runtime", 0)),
-            time_based="time_based" in options, ramp=parse_duration(options.get("ramp_time", 0)),
+            time_based=str(options.get("time_based", "0")) != "0",  # fio reads time_based=0 as off
+            ramp=parse_duration(options.get("ramp_time", 0)),
             pause=parse_duration(options.get("startdelay", 0)), rate=_one_value(options, "rate", base("rate"), used),
             rate_iops=_one_value(options, "rate_iops", base("rate_iops"), used), sync=_sync(options), log_interval=None,
             frame_size=None, bit_depth=10, fps=24, direct=str(options.get("direct", "0")) == "1",
