@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.children import Children
 
 IMAGE_BYTES = 64 * 1024 * 1024
 # Generous: a 2-core CI machine running other tests may be many times slower than a laptop.
@@ -49,14 +52,37 @@ def wait_for(condition: Callable[[], bool], seconds: float = 3.0, interval: floa
     return True
 
 
+def postgres_pids(folder: Path) -> list[int]:
+    """PostgreSQL processes working in `folder`: the postmaster and its children run in their data directory."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry.name.isdigit() and os.readlink(entry / "cwd").startswith(str(folder))
+                    and (entry / "comm").read_text().strip() in ("postgres", "postmaster", "pgbench")):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def stop_postgres_under(folder: Path) -> None:
+    """A server a failed or killed run left (disklab starts it in a session of its own): never let it outlive a test."""
+    for pid in postgres_pids(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def partition_dirs(device: str) -> list[Path]:
     disk = Path("/sys/class/block") / Path(device).name
     return [child for child in disk.iterdir() if (child / "partition").is_file()]
 
 
 @pytest.fixture
-def attach_loop(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., str]:
-    """Attach a fresh sparse image as a loop device; always detached afterwards, even on failure."""
+def attach_loop(tmp_path: Path, request: pytest.FixtureRequest, children: Children) -> Callable[..., str]:
+    """Attach a fresh sparse image as a loop device; always detached afterwards, even on failure, once what the test
+    started (a capture tracing it, a run on it) is stopped."""
 
     def attach(
         image_name: str = "disk.img", *, size_bytes: int = IMAGE_BYTES, losetup_options: tuple[str, ...] = ()
@@ -71,7 +97,7 @@ def attach_loop(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[...,
         if attached.returncode != 0:
             pytest.skip(f"cannot attach a loop device here: {attached.stderr.strip()}")
         device = attached.stdout.strip()
-        request.addfinalizer(lambda: detach(device))
+        request.addfinalizer(lambda: (children.end_all(), detach(device)))
         return device
 
     return attach
@@ -85,14 +111,15 @@ def detach(device: str) -> None:
 
 
 @pytest.fixture
-def mount(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Path]:
-    """Mount a device on a fresh directory; unmounted afterwards, before its loop device is detached."""
+def mount(request: pytest.FixtureRequest, tmp_path: Path, children: Children) -> Callable[[str], Path]:
+    """Mount a device on a fresh directory; unmounted afterwards (once what the test started is stopped: a run's fio
+    would hold it busy), before its loop device is detached."""
 
     def mount_device(device: str) -> Path:
         mount_point = tmp_path / f"mnt-{Path(device).name}"
         mount_point.mkdir()
         run("mount", device, str(mount_point))
-        request.addfinalizer(lambda: run("umount", str(mount_point)))
+        request.addfinalizer(lambda: (children.end_all(), run("umount", str(mount_point))))
         return mount_point
 
     return mount_device
@@ -110,6 +137,7 @@ class Disklab:
 
     home: Path
     env: dict[str, str]
+    children: Children  # what `start` started, stopped at the test's teardown
 
     @property
     def store_path(self) -> Path:
@@ -122,7 +150,8 @@ class Disklab:
         )
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen(
+        """Running on while the test signals it: it takes SIGINT as Ctrl-C; stopped at teardown if it still runs."""
+        return self.children.start(
             [*disklab_command(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, env=env or self.env,
         )
@@ -157,11 +186,13 @@ class Disklab:
 
 
 @pytest.fixture
-def disklab(tmp_path: Path) -> Disklab:
+def disklab(tmp_path: Path, children: Children) -> Disklab:
     home = tmp_path / "disklab-home"
-    env = {**os.environ, "DISKLAB_HOME": str(home), "COLUMNS": "250"}  # wide tables: no cell wraps
+    # Wide tables: no cell wraps. One pass per test unless a test asks for more (or unsets DISKLAB_REPEAT to get the
+    # default passes): most tests check what a run does, not its spread, and five passes would make each 5x longer.
+    env = {**os.environ, "DISKLAB_HOME": str(home), "COLUMNS": "250", "DISKLAB_REPEAT": "1"}
     env.pop("DISKLAB_DB", None)
-    return Disklab(home=home, env=env)
+    return Disklab(home=home, env=env, children=children)
 
 
 def error_lines(stderr: str) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.fio.executor import die_with_parent
+from tests.children import as_a_user_started_it
 from tests.integration.conftest import wait_for
 
 FIO_PORT = 8765
@@ -46,7 +46,8 @@ class FioHost:
     def start_server(self) -> None:
         self.server = subprocess.Popen(
             ["ip", "netns", "exec", self.namespace, "fio", f"--server=ip:{self.address},{FIO_PORT}"],
-            stdin=subprocess.DEVNULL, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+            stdin=subprocess.DEVNULL, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            preexec_fn=as_a_user_started_it(),  # the fixture ends it; at the latest it dies with the test process
         )
         if not wait_for(lambda: listening(self.address) or self.server.poll() is not None, seconds=30):
             raise RuntimeError(f"fio server in {self.namespace} did not start listening")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from disklab.trace.iolog import read_meta, read_trace
-from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, run, wait_for
+from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, run, stop_postgres_under, wait_for
 
 pytestmark = [
     pytest.mark.integration, NEEDS_FIO, *NEEDS_LOOP_DEVICES,
@@ -83,6 +83,7 @@ def test_pgbench_captured_and_replayed_on_a_device_and_into_a_file(workdir, atta
         _, stderr = capture.communicate(timeout=EXIT_DEADLINE_S)
         assert capture.returncode == 0, stderr
     finally:
+        stop_postgres_under(mounted)  # a failed pgbench run may have left its server there, holding the mount
         run("umount", str(mounted))
     meta = read_meta(trace)
     assert meta.method in ("blktrace", "tracefs") and meta.lost_events == 0 and meta.device == source

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from disklab.fio.executor import die_with_parent
 from tests.integration.conftest import Disklab, disklab_command, error_lines, table_rows, wait_for
 from tests.integration.netns import NEEDS_NAMESPACES, fio_hosts, listening  # noqa: F401  (a fixture)
 
@@ -88,10 +87,9 @@ def test_hosts_check_names_reachable_hosts_their_fio_and_the_target(disklab, fio
 
 def test_hosts_serve_starts_fios_server_where_told_and_warns_beyond_loopback(disklab, fio_hosts, target):
     (host,) = fio_hosts(1, servers=False)
-    server = subprocess.Popen(
+    server = disklab.children.start(
         ["ip", "netns", "exec", host.namespace, *disklab_command(), "hosts", "serve", "--bind", host.address],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=disklab.env,
-        preexec_fn=die_with_parent,
     )
     try:
         assert wait_for(lambda: listening(host.address) or server.poll() is not None, seconds=30)
@@ -109,7 +107,8 @@ def test_hosts_serve_starts_fios_server_where_told_and_warns_beyond_loopback(dis
 def test_a_suite_runs_on_every_host_at_once_and_the_aggregate_is_computed_from_them(disklab, fio_hosts, suite,
                                                                                     target):
     hosts = fio_hosts(3)
-    result = disklab("run", str(suite), "--hosts", host_list(hosts), "--target", str(target))
+    # One pass per test: what is checked here is each step's hosts and their aggregate, not repeats.
+    result = disklab("run", str(suite), "--hosts", host_list(hosts), "--target", str(target), "--repeat", "1")
     assert result.returncode == 0, result.stderr
     (run,) = disklab.runs()
     assert run["status"] == "complete"
@@ -135,9 +134,16 @@ def test_a_suite_runs_on_every_host_at_once_and_the_aggregate_is_computed_from_t
         assert min(p99s) <= merged["clat_p99_ns"] <= max(p99s)
         assert merged["total_ios"] == sum(
             m["total_ios"] for t in per_host.values() for m in disklab.metrics(t["id"]) if m["direction"] == direction)
+        # The flag names a host with the fewest IOPS, by its stored figure; hosts that tie on IOPS (whole I/O counts
+        # over the same runtime tie now and then on a busy machine) are told apart by the higher p99, never by order.
         (flag,) = disklab.query("SELECT message FROM test_flags WHERE test_id = ?", (aggregate["id"],))
-        slowest = min(per_host, key=lambda name: stored_iops(disklab, per_host[name]["id"])[direction])
-        assert flag["message"].startswith(f"{slowest}: ")
+        iops = {name: stored_iops(disklab, test["id"])[direction] for name, test in per_host.items()}
+        named = flag["message"].partition(": ")[0]
+        assert iops[named] == min(iops.values()), (flag["message"], iops)
+        p99 = {name: m["clat_p99_ns"] for name, test in per_host.items() for m in disklab.metrics(test["id"])
+               if m["direction"] == direction}
+        assert p99[named] == max(p99[name] for name in iops if iops[name] == iops[named]), (flag["message"], p99)
+        assert flag["message"] == f"{named}: {iops[named]:,.0f} of the {total:,.0f} IOPS summed over 3 hosts"
     assert list(target.iterdir()) == [], "every host's test file removed through its fio server"
 
     shown = disklab("show", "last")
@@ -149,7 +155,7 @@ def test_a_suite_runs_on_every_host_at_once_and_the_aggregate_is_computed_from_t
                       *(f"RND4K write @ {h.address}" for h in hosts), "RND4K write"]
     exported = json.loads(disklab("show", "last", "--format", "json").stdout)
     assert [t["label"] for t in exported["tests"]] == ["RND4K read", "RND4K write"]
-    local = disklab("run", str(suite), "--target", str(target))  # the same suite on this machine alone
+    local = disklab("run", str(suite), "--target", str(target), "--repeat", "1")  # the same suite here alone
     assert local.returncode == 0, local.stderr
     compared = disklab("compare", str(run["id"]), "last")
     assert compared.returncode == 0, compared.stderr

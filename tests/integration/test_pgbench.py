@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Disklab, error_lines, run, table_rows, wait_for
+from tests.integration.conftest import (
+    Disklab, error_lines, postgres_pids, run, stop_postgres_under, table_rows, wait_for,
+)
 
 pytestmark = [
     pytest.mark.integration,
@@ -37,29 +39,8 @@ def target() -> Iterator[Path]:
     folder.chmod(0o755)
     yield folder
     for kept in folder.glob("*.pgcluster"):  # a failed test may leave a server; never let it outlive the test
-        stop_servers_under(kept)
+        stop_postgres_under(kept)
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def server_pids(folder: Path) -> list[int]:
-    """PostgreSQL processes working in `folder`: the postmaster and its children run in their data directory."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if (entry.name.isdigit() and os.readlink(entry / "cwd").startswith(str(folder))
-                    and (entry / "comm").read_text().strip() in ("postgres", "postmaster", "pgbench")):
-                pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
-
-
-def stop_servers_under(folder: Path) -> None:
-    for pid in server_pids(folder):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def socket_dirs() -> set[str]:
@@ -68,7 +49,7 @@ def socket_dirs() -> set[str]:
 
 
 def assert_cleaned_up(target: Path, sockets_before: set[str]) -> None:
-    assert wait_for(lambda: server_pids(target) == [], seconds=10), "a PostgreSQL process of the run is still alive"
+    assert wait_for(lambda: postgres_pids(target) == [], seconds=10), "a PostgreSQL process of the run is still alive"
     assert list(target.iterdir()) == []
     assert socket_dirs() - sockets_before == set(), "a socket folder of the run is left in /tmp"
 
@@ -168,7 +149,7 @@ def test_a_killed_runs_cluster_is_removed_by_the_next_run(disklab: Disklab, targ
     process.kill()
     process.communicate()
     left = list(target.glob("disklab-*.pgcluster"))
-    assert len(left) == 1 and server_pids(target), "the killed run's server should outlive it"
+    assert len(left) == 1 and postgres_pids(target), "the killed run's server should outlive it"
 
     result = disklab("run", "pgbench", "--target", str(target), "--scale", "1", "--clients", "1", "--time", "1s")
     assert result.returncode == 0, result.stderr
@@ -182,7 +163,7 @@ def test_keep_cluster_keeps_the_stopped_cluster(disklab: Disklab, target: Path):
     assert result.returncode == 0, result.stderr
     kept = target / "disklab-run1.pgcluster"
     assert (kept / "data" / "PG_VERSION").is_file() and (kept / "server.log").is_file()
-    assert not (kept / "data" / "postmaster.pid").exists() and server_pids(target) == []
+    assert not (kept / "data" / "postmaster.pid").exists() and postgres_pids(target) == []
     assert f"cluster kept (server stopped): {kept}" in result.stderr
 
 
@@ -260,7 +241,7 @@ def tmpfs_target() -> Iterator[Path]:
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m,mode=0755", "tmpfs", str(folder)], check=True)
     yield folder
     for kept in folder.glob("*.pgcluster"):
-        stop_servers_under(kept)
+        stop_postgres_under(kept)
     subprocess.run(["umount", "--lazy", str(folder)], check=False)
     folder.rmdir()
 

@@ -1,6 +1,7 @@
 """Two hosts' real fio json+ output (client mode, fio 3.33): split by host, and the aggregate computed from it."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -9,6 +10,7 @@ from disklab.hosts.client import HostFailed, split_by_host
 from disklab.fio.parse import latency_bins, parse_fio_output
 from disklab.hosts.aggregate import HostResult, aggregate_job, histogram_percentiles, slowest_host
 from disklab.hosts.hosts import Host
+from disklab.hosts.steps import slowest_line
 from tests.conftest import fixture_json, fixture_text
 
 HOSTS = (Host("10.209.1.2"), Host("10.209.2.2"))
@@ -61,6 +63,20 @@ def test_the_slowest_host_is_the_one_with_the_fewest_iops():
     results = host_results(split())
     expected = min(results, key=lambda r: r.job.directions[0].iops)
     assert slowest_host(results).host == expected.host
+
+
+def test_hosts_tied_on_iops_are_told_apart_by_the_higher_p99_not_by_their_order():
+    """Whole I/O counts over fio's whole-millisecond runtime tie now and then: with 10.209.2.2 given 10.209.1.2's count
+    (the same 1,001 ms), the flag names 10.209.2.2, the later host with the higher p99, in either order."""
+    first, second = host_results(split())
+    (fewer,), (more,) = first.job.directions, second.job.directions
+    assert fewer.runtime_ms == more.runtime_ms and fewer.total_ios < more.total_ios
+    assert fewer.clat_percentiles_ns["p99"] < more.clat_percentiles_ns["p99"]
+    tied = HostResult(second.host, replace(second.job, directions=(
+        replace(more, total_ios=fewer.total_ios, iops=fewer.iops),)))
+    for results in ((first, tied), (tied, first)):
+        assert slowest_host(results).host == "10.209.2.2"
+        assert slowest_line(results) == "10.209.2.2: 3,534 of the 7,069 IOPS summed over 2 hosts"
 
 
 def test_a_host_that_disconnected_mid_test_fails_it_by_name():

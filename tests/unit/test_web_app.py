@@ -351,9 +351,9 @@ def test_serve_refuses_a_missing_or_damaged_store_in_one_line(tmp_path):
     assert damaged.exit_code == 5 and "corrupt" in damaged.output and damaged.output.count("\n") == 1
 
 
-def test_serve_listens_warns_off_loopback_and_stops_cleanly(store_path, unchanged):
+def test_serve_listens_warns_off_loopback_and_stops_cleanly(store_path, unchanged, children):
     """A real server on a free port: it prints its address, answers, and SIGTERM (as Ctrl-C) stops it with 0."""
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-m", "disklab", "serve", "--db", str(store_path), "--host", "0.0.0.0", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
