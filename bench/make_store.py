@@ -44,7 +44,9 @@ FIO = REPO / "tests" / "fixtures" / "fio"
 SMART = REPO / "tests" / "fixtures" / "smart"
 FIRST_RUN = datetime(2025, 3, 1, 8, 0, tzinfo=timezone.utc)
 LAST_RUN = datetime(2026, 11, 1, 8, 0, tzinfo=timezone.utc)
-GENERATOR_VERSION = 1  # part of the cache key: bump when what is generated changes
+GENERATOR_VERSION = 2  # part of the cache key: bump when what is generated changes (2: every test in passes)
+# Each test in this many interleaved passes, as `--repeat 3` runs it: a run's figures have a spread to be judged by.
+PASSES = 3
 OLTP = """name = "oltp"
 description = "the lab's database pattern: 8 KiB random, 70 % reads, at two queue depths"
 
@@ -154,13 +156,15 @@ def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
             fraction = (started - FIRST_RUN) / (LAST_RUN - FIRST_RUN)
             _, kernel, kernel_speed = _at(host.kernels, fraction)
             _, firmware, firmware_speed = _at(device.firmwares, fraction)
-            status, kept, error = _outcome(rng, len(tests[suite.name]))
+            planned = [(plan_index, attempt, test, params) for attempt in range(1, PASSES + 1)
+                       for plan_index, (test, params) in enumerate(tests[suite.name])]
+            status, kept, error = _outcome(rng, len(planned))
             test_path = device.target if device.target_kind == "device" else f"{device.target}/disklab-{suite.name}.dat"
             run_id = store.create_run(NewRun(
                 suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=device.target,
-                target_kind=device.target_kind, test_path=test_path, options={}, disklab_version=__version__,
-                fio_version=host.fio_version, fio_engine="io_uring", hostname=host.name, kernel=kernel,
-                planned_tests=len(tests[suite.name]), name=_name(rng, number, host, suite, firmware),
+                target_kind=device.target_kind, test_path=test_path, options={"repeat": PASSES},
+                disklab_version=__version__, fio_version=host.fio_version, fio_engine="io_uring", hostname=host.name,
+                kernel=kernel, planned_tests=len(planned), name=_name(rng, number, host, suite, firmware),
                 started_at=_iso(started),
             ))
             env = _environment(host, device, kernel, firmware)
@@ -168,13 +172,14 @@ def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
             _smart(store, run_id, device, firmware, fraction, smart["nvme" if device.kind == "nvme" else "ata"])
             at = started + timedelta(seconds=2)
             done: list[tuple[TestSpec, JobResult]] = []
-            for seq, (test, params) in enumerate(tests[suite.name][:kept]):
+            for seq, (plan_index, attempt, test, params) in enumerate(planned[:kept]):
                 kind = ("sync" if test.sync != "none" else test.direction, test.pattern)
                 depth = DEPTH_1[test.pattern] if test.iodepth == 1 and test.sync == "none" else 1.0
                 speed = KINDS[device.kind][kind] * depth * kernel_speed * firmware_speed
                 text, job = outputs.get(_fixture(test), speed * math.exp(rng.gauss(0, NOISE)))
                 jobfile = render_jobfile(test, test_path, f"{device.target}/disklab-files", suite.name)
-                test_id = store.add_test(run_id, seq, test.label, params, jobfile, text, "", _iso(at), job)
+                test_id = store.add_test(run_id, seq, test.label, params, jobfile, text, "", _iso(at), job,
+                                         plan_index=plan_index, attempt=attempt)
                 for flag, message in cache_traps(test, job, env, done):
                     store.add_flag(test_id, flag, message)
                 done.append((test, job))

@@ -76,6 +76,17 @@ def test_target_in_a_directory_that_does_not_exist(disklab: Disklab, tmp_path: P
     assert not missing.parent.exists()
 
 
+def test_a_target_that_does_not_exist_is_refused_naming_the_fix(disklab: Disklab) -> None:
+    """A typo must not silently become a new test file on the parent's file system (issue 23)."""
+    missing = f"/var/tmp/does-not-exist-{os.getpid()}"
+    assert not Path(missing).exists()
+
+    assert_one_error(disklab("run", "quick", "--target", missing, "--repeat", "1", *SMALL_RUN), 2,
+                     f"target {missing} does not exist: create the directory, or give --new-file to make a test file "
+                     "at that path")
+    assert not Path(missing).exists() and disklab.runs() == []
+
+
 def test_missing_directory_written_as_a_directory_is_not_made_a_file(disklab: Disklab, tmp_path: Path) -> None:
     missing = f"{tmp_path / 'missing'}/"
 

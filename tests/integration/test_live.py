@@ -116,8 +116,9 @@ def test_run_says_what_runs_and_its_id_before_the_tests(disklab, one_second_suit
     (run,) = disklab.runs()
     lines = result.stderr.splitlines()
     assert lines[0].startswith("suite one-second: 1 tests on ") and "estimated duration:" in lines[0]
-    assert lines[1] == f"run {run['id']} started: each test is stored as it finishes"
-    assert lines[2].startswith("[1/1] rr")  # not a terminal: one line per test, no live figures
+    assert lines[1].startswith("one pass per test (--repeat 1): its figures have no measured spread")
+    assert lines[2] == f"run {run['id']} started: each test is stored as it finishes"
+    assert lines[3].startswith("[1/1] rr")  # not a terminal: one line per test, no live figures
     quiet = disklab("run", str(suite), "--target", str(target), "-q")
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr.splitlines() == [f"stored as run {run['id'] + 1} in {disklab.store_path} (complete)"]

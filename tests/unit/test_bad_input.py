@@ -95,15 +95,20 @@ def test_a_short_suite_of_ten_million_tests_is_refused_before_it_is_expanded(tmp
     text = SUITE + "repeat = 100\n" + "".join(f"{k} = {list(values)}\n" for k, values in (
         ("bs", range(512, 5632, 512)), ("iodepth", range(1, 11)), ("jobs", range(1, 11)), ("rwmixread", range(101))))
     path = suite_file(tmp_path, text)
-    refused(invoke("run", path, "--dry-run"), 2, "expands to 10,100,000 tests", "limit of 10,000 per run",
-            "--max-tests 10100000 (run, export)")
+    refused(invoke("run", path, "--dry-run", "--repeat", "1"), 2, "expands to 10,100,000 tests",
+            "limit of 10,000 per run", "--max-tests 10100000 (run, export)")
+    refused(invoke("run", path, "--dry-run"), 2,
+            "run 5 times (the default passes; --repeat 1 runs one) expands to 50,500,000 tests")
     refused(invoke("export", path, "--fio", tmp_path / "out"), 2, "expands to 10,100,000 tests")
 
 
 def test_max_tests_raises_the_limit_and_repeat_counts(tmp_path):
     path = suite_file(tmp_path, SUITE + "iodepth = [1, 2, 3, 4]\n")
-    refused(invoke("run", path, "--dry-run", "--max-tests", "3"), 2, "expands to 4 tests", "limit of 3")
-    assert invoke("run", path, "--dry-run", "--max-tests", "4").exit_code == 0
+    refused(invoke("run", path, "--dry-run", "--max-tests", "3", "--repeat", "1"), 2, "expands to 4 tests",
+            "limit of 3")
+    assert invoke("run", path, "--dry-run", "--max-tests", "4", "--repeat", "1").exit_code == 0
+    refused(invoke("run", path, "--dry-run", "--max-tests", "4"), 2,
+            "run 5 times (the default passes; --repeat 1 runs one) expands to 20 tests")
     refused(invoke("run", path, "--dry-run", "--repeat", "3000"), 2, "'3000' is not a whole number from 1 to 1,000")
     refused(invoke("run", path, "--dry-run", "--repeat", "3", "--max-tests", "10"), 2,
             "run 3 times (--repeat) expands to 12 tests")

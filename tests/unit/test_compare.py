@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from disklab.analysis.compare import Refusal, compare_runs, job_parts
 from disklab.analysis.stats import summarize
 from disklab.analysis.verdict import (
-    BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NOT_SIGNIFICANT, REACHES_ZERO, T_TEST, TOLERANCE_ONLY,
+    BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NO_SPREAD, NO_VERDICT, NOT_SIGNIFICANT, REACHES_ZERO, SINGLE_RUNS,
+    T_TEST,
     WIDER_THAN_DIFFERENCE, WIDER_THAN_TOLERANCE, WITHIN_NOISE, WORSE, Judgement, judge, welch_significant,
 )
 from disklab.cli.main import cli
@@ -31,6 +32,11 @@ def job(iops: float, bs: int = 4096, lat_us: float = 100.0, p99_us: float = 200.
     read = DirectionMetrics("read", int(iops * bs), int(iops), iops, iops * bs, 1000, lat_us * 1e3, lat_us * 1e3,
                             1e6, {"p99": p99_us * 1e3})
     return JobResult("t", 0, 1.0, 2.0, (read,))
+
+
+def passes(iops: float, **figures) -> list[JobResult]:
+    """Three passes 1 % apart around `iops`: a measured spread, far narrower than the tolerance."""
+    return [job(iops * f, **figures) for f in (0.99, 1.0, 1.01)]
 
 
 def fixture_job(name: str) -> JobResult:
@@ -78,7 +84,7 @@ def test_tests_match_by_their_parameters_not_labels_and_the_rest_is_named(store)
     assert runtime.parameter == "runtime" and runtime.values == ((5.0,), (30.0,))
     iops = row(comparison, "RND4K Q32", "iops")
     assert iops.cells[0].summary.mean == randread.directions[0].iops
-    assert (iops.cells[1].ratio, iops.cells[1].verdict, iops.cells[1].basis) == (1.0, WITHIN_NOISE, TOLERANCE_ONLY)
+    assert (iops.cells[1].ratio, iops.cells[1].verdict, iops.cells[1].basis) == (1.0, NO_VERDICT, SINGLE_RUNS)
 
 
 def test_mixed_tests_match_on_read_share_and_compare_each_direction(store):
@@ -91,9 +97,9 @@ def test_mixed_tests_match_on_read_share_and_compare_each_direction(store):
     assert comparison.unmatched == ((), ("mix 50",))
 
 
-def test_without_repeats_the_tolerance_decides_and_latency_is_better_lower(store):
+def test_the_tolerance_decides_narrow_repeats_and_latency_is_better_lower(store):
     def run(iops, lat_us):
-        return stored_run(store, [("t", {}, [job(iops, lat_us=lat_us)])])
+        return stored_run(store, [("t", {}, passes(iops, lat_us=lat_us))])
 
     base, near, far = run(1000, 100), run(1080, 125), run(850, 80)
     comparison = compare_runs([base, near, far], tolerance_percent=10)
@@ -136,7 +142,7 @@ def test_with_repeats_a_difference_must_pass_the_t_test_and_the_tolerance(store)
 def bs_sweep(store, mb_per_s):
     """Random reads at 4 KiB .. 64 KiB; mb_per_s(bs) gives each point's bandwidth."""
     sizes = [4 * KIB, 8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB]
-    return stored_run(store, [(f"RND{bs // KIB}K", {"bs": bs}, [job(mb_per_s(bs) * 1e6 / bs, bs=bs)])
+    return stored_run(store, [(f"RND{bs // KIB}K", {"bs": bs}, passes(mb_per_s(bs) * 1e6 / bs, bs=bs))
                               for bs in sizes])
 
 
@@ -161,8 +167,8 @@ def test_differences_within_noise_make_no_crossover(store):
 
 
 def test_only_changed_keeps_rows_beyond_noise_and_counts_the_rest(store):
-    a = stored_run(store, [("same", {"bs": 4096}, [job(1000)]), ("faster", {"bs": 8192}, [job(1000, bs=8192)])])
-    b = stored_run(store, [("same", {"bs": 4096}, [job(1010)]), ("faster", {"bs": 8192}, [job(2000, bs=8192)])])
+    a = stored_run(store, [("same", {"bs": 4096}, passes(1000)), ("faster", {"bs": 8192}, passes(1000, bs=8192))])
+    b = stored_run(store, [("same", {"bs": 4096}, passes(1010)), ("faster", {"bs": 8192}, passes(2000, bs=8192))])
     view = shown(compare_runs([a, b]), only_changed=True)
     assert {(r.test, r.metric) for r in view.rows} == {("faster", "iops"), ("faster", "mb_per_s")}
     assert view.hidden == 6
@@ -196,7 +202,7 @@ def test_every_format_parses(store):
     assert float(rows[0]["run 2 ratio"]) == pytest.approx(6.0)
     markdown = to_markdown(view)
     assert "| Test | Dir | Metric | run 1 | run 2 | ratio | verdict |" in markdown
-    assert "| RND4K | read | MB/s | 0.4 | 2.5 | 6.00x | better |" in markdown
+    assert "| RND4K | read | MB/s | 0.4 ±2.5 % | 2.5 ±2.5 % | 6.00x | better |" in markdown
     (table, *_) = compare_renderables(view)
     assert [c.header for c in table.columns] == ["Test", "Dir", "Metric", "run 1", "run 2", "ratio", "verdict"]
 
@@ -229,8 +235,8 @@ def test_cli_errors_are_one_line(tmp_path, store):
 
 
 def test_cli_baseline_and_output_file(tmp_path, store):
-    stored_run(store, [("t", {}, [job(1000)])])
-    stored_run(store, [("t", {}, [job(2000)])])
+    stored_run(store, [("t", {}, passes(1000))])
+    stored_run(store, [("t", {}, passes(2000))])
     out = tmp_path / "c.json"
     result = invoke(store.path, "1", "--baseline", "2", "-f", "json", "-o", str(out))
     assert result.exit_code == 0, result.output
@@ -307,17 +313,26 @@ def test_a_single_run_against_repeats_must_fall_outside_where_one_more_run_would
     assert judge(one(130), repeats, True, 10) == Judgement(WORSE, INTERVAL), "the single run as the baseline"
 
 
-def test_single_runs_are_judged_by_the_tolerance_only_and_the_output_says_so(store):
+def test_single_runs_get_no_verdict_however_far_apart_with_the_ratio_and_the_fix(store):
+    """Two single runs of one configuration differ by 2x on a busy machine: without a measured spread on either side
+    neither 0.8x nor 2.4x is a verdict, and every format says why and how to get one."""
     base = stored_run(store, [("t", {}, [job(1000)])])
-    other = stored_run(store, [("t", {}, [job(800)])])
-    view = shown(compare_runs([base, other]), False)
-    assert (view.rows[0].cells[1].verdict, view.rows[0].cells[1].basis) == (WORSE, TOLERANCE_ONLY)
+    for other_iops in (800, 2380, 1010):
+        other = stored_run(store, [("t", {}, [job(other_iops)])])
+        view = shown(compare_runs([base, other]), False)
+        cell = view.rows[0].cells[1]
+        assert (cell.verdict, cell.basis, cell.reason) == (NO_VERDICT, SINGLE_RUNS, NO_SPREAD)
+        assert cell.ratio == pytest.approx(other_iops / 1000)
     document = json.loads(to_json(view))
-    assert document["format_version"] == 2
-    assert {v["basis"] for r in document["rows"] for v in r["values"][1:]} == {"tolerance-only"}
-    (line,) = [n for n in document["notes"] if "tolerance-only" in n]
-    assert line.startswith("no repeats: the 10 % tolerance alone decides") and "--repeat 3" in line
-    assert "run 2 basis" in to_csv(view).splitlines()[0]
+    assert document["format_version"] == 3
+    assert {(v["verdict"], v["basis"]) for r in document["rows"] for v in r["values"][1:]} == {
+        ("no verdict", "single runs")}
+    (line,) = [n for n in document["notes"] if n.startswith("no verdict (single runs)")]
+    assert "4 figures" in line and "--repeat 3" in line and "default passes" in line
+    markdown = to_markdown(view)
+    assert "| t | read | IOPS | 1,000 | 1,010 | 1.01x | no verdict (single runs) |" in markdown
+    assert f"run {other.info.id} basis" in to_csv(view).splitlines()[0]
+    assert shown(compare_runs([base, other]), True).rows, "--only-changed keeps figures without a verdict"
 
 
 def test_the_wide_repeated_run_of_the_issue_is_inconclusive_and_the_output_says_what_to_do(store):
@@ -326,7 +341,7 @@ def test_the_wide_repeated_run_of_the_issue_is_inconclusive_and_the_output_says_
     lower = stored_run(store, [("t", {}, [job(800)])])
     comparison = compare_runs([lower, wide, single])
     iops = row(comparison, "t", "iops")
-    assert [(c.verdict, c.basis) for c in iops.cells[1:]] == [(INCONCLUSIVE, INTERVAL), (BETTER, TOLERANCE_ONLY)]
+    assert [(c.verdict, c.basis) for c in iops.cells[1:]] == [(INCONCLUSIVE, INTERVAL), (NO_VERDICT, SINGLE_RUNS)]
     view = shown(comparison, only_changed=True)
     assert iops in view.rows, "--only-changed keeps what cannot be told: it may hide a change"
     markdown = to_markdown(view)
@@ -394,3 +409,35 @@ def test_jobs_of_different_groups_in_one_imported_file_are_whole_groups(store):
         (result,) = parse_fio_output(output).jobs
         store.add_test(run_id, seq, entry["jobname"], DEFAULTS, "", output, "", "2026-01-01T00:00:00+00:00", result)
     assert job_parts(store.get_run(run_id)) == {}
+
+
+def test_a_flag_that_withholds_a_verdict_makes_a_difference_inconclusive_with_its_reason(store):
+    """Other work beside one pass of the slower run: half the baseline's IOPS, and yet no 'worse'."""
+    base = stored_run(store, [("t", {}, passes(1000))])
+    busy = stored_run(store, [("t", {}, passes(500))])
+    quiet = stored_run(store, [("t", {}, passes(500))])
+    store.add_flag(busy.tests[1].id, "busy-machine", "other work ran beside this test: ...")
+    busy = store.get_run(busy.info.id)
+    withheld = row(compare_runs([base, busy, quiet]), "t", "iops").cells
+    assert (withheld[1].verdict, withheld[2].verdict) == (INCONCLUSIVE, WORSE)
+    assert withheld[1].reason.startswith("other work ran beside this test (busy-machine)")
+    assert row(compare_runs([busy, base]), "t", "iops").cells[1].verdict == INCONCLUSIVE, "as the baseline too"
+    markdown = to_markdown(shown(compare_runs([base, busy]), False))
+    assert "- inconclusive (2 of 4 figures): other work ran beside this test (busy-machine): the difference may be " \
+        "the other work's; run both on a quiet machine" in markdown
+    assert "--precision" not in markdown, "more repeats would not help: the machine was busy"
+
+
+def test_a_steady_run_is_judged_by_the_rounds_of_its_steady_window(store):
+    """SNIA's measurement window is the steady state's spread: 5 rounds within +/-10 % are the sample."""
+    run_id = store.create_run(new_run(options={}))
+    rounds = [9000, 6000, 4100, 4000, 3950, 4050, 4000]
+    for attempt, iops in enumerate(rounds, start=1):
+        store.add_test(run_id, attempt - 1, "steady", DEFAULTS, "", "{}", "", "2026-01-01T00:00:00+00:00", job(iops),
+                       plan_index=0, attempt=attempt)
+    store.set_run_values("run_outcomes", run_id, {"steady_state": {"reached": True, "round": 7, "window": rounds[2:]}})
+    steady = store.get_run(run_id)
+    faster = stored_run(store, [("steady", {}, passes(8000))])
+    cells = row(compare_runs([steady, faster]), "steady", "iops").cells
+    assert (cells[0].summary.n, cells[0].summary.mean) == (5, pytest.approx(4020))
+    assert (cells[1].verdict, cells[1].basis) == (BETTER, T_TEST)

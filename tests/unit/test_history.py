@@ -7,9 +7,9 @@ import pytest
 
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.history import device_history, device_key_of, group_devices
-from disklab.analysis.verdict import BETTER, INCONCLUSIVE, WITHIN_NOISE, WORSE
+from disklab.analysis.verdict import BETTER, INCONCLUSIVE, NO_VERDICT, WITHIN_NOISE, WORSE
 from disklab.store.repository import Store
-from tests.unit.test_compare import BASE, SHIFTED_4, SHIFTED_5, job, stored_run
+from tests.unit.test_compare import BASE, SHIFTED_4, SHIFTED_5, job, passes, stored_run
 
 
 @pytest.fixture
@@ -22,6 +22,11 @@ def disk_env(firmware: str = "2.1", name: str = "sda", model: str = "ACME NVMe 1
              **more) -> dict:
     return {"devices": name, f"device.{name}.model": model, f"device.{name}.serial": serial,
             f"device.{name}.firmware": firmware, "kernel": "6.1", **more}
+
+
+def around(iops: float) -> list[float]:
+    """Three passes 1 % apart: a measured spread, as a default run has."""
+    return [iops * 0.99, iops, iops * 1.01]
 
 
 def run_at(store, day: int, iops: list[float], env: dict | None, tests=None, **changes):
@@ -41,19 +46,27 @@ def cells_of(test, metric: str, direction: str = "read"):
 
 
 def test_a_step_beyond_noise_with_a_firmware_change_is_a_change_point_that_names_the_change(store):
-    runs = [run_at(store, 1, [1000], disk_env("2.1")), run_at(store, 2, [1040], disk_env("2.1")),
-            run_at(store, 3, [1500], disk_env("2.2"))]
+    runs = [run_at(store, 1, around(1000), disk_env("2.1")), run_at(store, 2, around(1040), disk_env("2.1")),
+            run_at(store, 3, around(1500), disk_env("2.2"))]
     history = history_of(runs)
     (test,) = history.tests
     assert [e.run.id for e in test.entries] == [r.info.id for r in runs]
     iops = cells_of(test, "iops")
-    assert [c.summary.mean for c in iops] == [1000, 1040, 1500]
+    assert [c.summary.mean for c in iops] == [pytest.approx(v) for v in (1000, 1040, 1500)]
     assert [c.verdict for c in iops] == [None, WITHIN_NOISE, BETTER]
     assert [e.change_point for e in test.entries] == [False, False, True]
     assert test.entries[2].environment == ("sda: firmware: 2.1 -> 2.2",)
     assert test.entries[2].previous.id == runs[1].info.id
     assert [c.verdict for c in cells_of(test, "clat_p99_us")] == [None, WITHIN_NOISE, WITHIN_NOISE]
     assert history.change_points == 1
+
+
+def test_single_pass_runs_make_no_change_point_however_far_apart(store):
+    """The issue's history: 4 single runs of one file target, 2x apart by noise, outlined 17 change points."""
+    runs = [run_at(store, day, [iops], disk_env()) for day, iops in enumerate((1701, 4051, 1900, 3900), start=1)]
+    (test,) = history_of(runs).tests
+    assert [c.verdict for c in cells_of(test, "iops")] == [None, NO_VERDICT, NO_VERDICT, NO_VERDICT]
+    assert not any(e.change_point for e in test.entries) and history_of(runs).change_points == 0
 
 
 def test_a_difference_within_noise_is_never_a_change_even_with_an_environment_change(store):
@@ -88,10 +101,10 @@ def test_a_device_with_one_run_has_figures_and_no_steps(store):
 
 
 def test_a_test_a_run_skipped_is_judged_against_its_last_run_with_the_condition_that_changed(store):
-    other = [("4k random read QD4", {"iodepth": 4}, [job(500)])]
-    a = run_at(store, 1, [1000], disk_env())
+    other = [("4k random read QD4", {"iodepth": 4}, passes(500))]
+    a = run_at(store, 1, around(1000), disk_env())
     b = run_at(store, 2, [], disk_env(), tests=other)
-    c = run_at(store, 3, [], disk_env(), tests=[("4k random read", {"runtime": 30.0}, [job(700)])])
+    c = run_at(store, 3, [], disk_env(), tests=[("4k random read", {"runtime": 30.0}, passes(700))])
     history = history_of([c, a, b])  # any order: the history is in time order
     first, second = history.tests
     assert [e.run.id for e in first.entries] == [a.info.id, c.info.id]
@@ -174,15 +187,15 @@ def test_the_device_page_marks_the_change_point_and_an_unknown_key_is_not_found(
 
     with Store(tmp_path / "results.db") as store:
         for day, (iops, firmware) in enumerate(((1000, "2.1"), (1050, "2.1"), (1400, "2.2")), start=1):
-            run_at(store, day, [iops], disk_env(firmware))
+            run_at(store, day, around(iops), disk_env(firmware))
         (device,) = store_devices(store)
         html = device_page(store, device.key, ServerLinks())
         with pytest.raises(NotFound):
             device_page(store, "no-such-device", ServerLinks())
     assert html.count('<table class="history">') == 1
     points = re.findall(r'<td class="figure change-point verdict-better" title="([^"]*)">([^<]*)</td>', html)
-    assert [text for _, text in points] == ["1,400 (better)", "5.7 (better)"]
-    assert points[0][0] == ("read IOPS: 1,050 in run 2 -&gt; 1,400 (1.33x, better; tolerance-only, tolerance 10 %) · "
+    assert [text for _, text in points] == ["1,400 ±2.5 % (better)", "5.7 ±2.5 % (better)"]
+    assert points[0][0] == ("read IOPS: 1,050 ±2.5 % in run 2 -&gt; 1,400 ±2.5 % (1.33x, better; t-test, tolerance 10 %) · "
                             "changed since run 2: sda: firmware: 2.1 -&gt; 2.2")
     assert 'class="figure verdict-within-noise"' in html and html.count("change-point verdict") == 2
     assert '<a class="compare-link" href="/compare/2,3">' in html
@@ -201,7 +214,7 @@ def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_a
     with Store(tmp_path / "results.db") as store:
         for day, (iops, firmware) in enumerate(((1000, "2.1"), (1010, "2.1"), (1500, "2.2"), (1490, "2.2"),
                                                 (1480, "2.2")), start=1):
-            run_at(store, day, [iops], disk_env(firmware))
+            run_at(store, day, around(iops), disk_env(firmware))
         (device,) = history.store_devices(store)
         pages = [history.device_page(store, device.key, ServerLinks(), page) for page in (1, 2, 3)]
         with pytest.raises(NotFound):
@@ -218,3 +231,20 @@ def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_a
     assert "changed since run 2: sda: firmware: 2.1 -&gt; 2.2" in pages[1]
     assert "compare with run 1" in pages[1] and "first run of this test" in pages[2]
     assert StaticLinks(1).device(device.key, 2) == f"../devices/{device.key}-2.html"
+
+
+def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_page_before(tmp_path, monkeypatch):
+    """The first row of a page has its previous run on another page: its title names that run, not a figure."""
+    from disklab.web import history
+    from disklab.web.links import ServerLinks
+
+    monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
+    monkeypatch.setattr(history, "CONTEXT_RUNS", 1)
+    with Store(tmp_path / "results.db") as store:
+        for day, iops in enumerate((1701, 4051, 1900, 3900), start=1):
+            run_at(store, day, [iops], disk_env())
+        (device,) = history.store_devices(store)
+        newest = history.device_page(store, device.key, ServerLinks(), 1)
+    titles = re.findall(r'<td class="figure verdict-no-verdict" title="([^"]*)">', newest)
+    assert titles and "read IOPS: run 2 -&gt; 1,900 (0.47x, no verdict; single runs" in titles[0]
+    assert "change-point" not in newest.split('<table class="history">')[1]

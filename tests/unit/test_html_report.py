@@ -219,10 +219,11 @@ def test_several_runs_get_the_compare_table_and_one_run_none(tmp_path):
     runs = records(tmp_path, QUICK, QUICK)
     comparison = build_report(runs, generated_at="now").comparison
     assert comparison.headings[:4] == ("Test", "Dir", "Metric", "run 1")
-    # Both runs replayed the same captures: every figure is equal, so every verdict says within noise.
-    assert {row[-1] for row in comparison.rows} == {"within noise"} and {row[-2] for row in comparison.rows} == {"1.00x"}
+    # Both runs replayed the same single-pass captures: every figure is equal, yet neither has a measured spread.
+    assert {row[-1] for row in comparison.rows} == {"no verdict (single runs)"}
+    assert {row[-2] for row in comparison.rows} == {"1.00x"}
     assert len(comparison.rows) == 8 * 4, "8 tests of quick, one direction each, 4 figures"
-    assert any("no repeats" in note for note in comparison.notes)
+    assert any(note.startswith("no verdict (single runs), 32 figures") for note in comparison.notes)
     assert build_report(runs[:1], generated_at="now").comparison is None
     assert 'id="comparison"' in render_html(build_report(runs, generated_at="now"))
 
@@ -260,10 +261,12 @@ def test_comparison_verdicts_are_coloured_and_still_written(tmp_path):
     with Store(tmp_path / "r.db") as store:
         ids = []
         for figures in ((1000.0, 1000.0), (3000.0, 300.0)):  # the second run: the first test better, the other worse
-            run_id = store.create_run(new_run())
-            for plan_index, (test, iops) in enumerate(zip(plan.tests, figures)):
-                store.add_test(run_id, plan_index, test.label, test.params(), "", "{}", "", "2026-01-01T00:00:00+00:00",
-                               job(iops), plan_index=plan_index)
+            run_id = store.create_run(new_run(options={"repeat": 3}))
+            for attempt, spread in enumerate((0.99, 1.0, 1.01), start=1):  # three passes: a measured spread
+                for plan_index, (test, iops) in enumerate(zip(plan.tests, figures)):
+                    store.add_test(run_id, plan_index * 3 + attempt, test.label, test.params(), "", "{}", "",
+                                   "2026-01-01T00:00:00+00:00", job(iops * spread), plan_index=plan_index,
+                                   attempt=attempt)
             ids.append(run_id)
         runs = [store.get_run(run_id) for run_id in ids]
     html = render_html(build_report(runs, "now"))

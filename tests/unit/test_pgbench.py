@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from disklab.cli.main import cli
 from disklab.database.benchmark import PgbenchOverrides, whole_scale
-from disklab.database.cpu import cpu_use, read_cpu_times
+from disklab.system.cpu import cpu_use, read_cpu_times
 from disklab.database.pgbench import plan_steps
 from disklab.database.pgbench_output import parse_progress, parse_summary, percentiles_ns, transaction_latencies_us
 from disklab.database.postgres import remove_stale_clusters, summarise_log

@@ -15,7 +15,7 @@ from disklab.fio.parse import parse_fio_output
 from disklab.store.repository import Store
 from tests.conftest import fixture_text
 from tests.unit.test_compare import DEFAULTS
-from tests.unit.test_history import disk_env, run_at
+from tests.unit.test_history import around, disk_env, run_at
 from tests.unit.test_store import new_run
 
 
@@ -45,9 +45,9 @@ def db(tmp_path) -> Path:
     real fio job with its job file and output, and a name that is markup."""
     path = tmp_path / "results.db"
     with Store(path) as store:
-        run_at(store, 1, [1000], disk_env("2.1"))
-        run_at(store, 2, [1030], disk_env("2.1"))
-        run_at(store, 3, [1600], disk_env("2.2"), name="<script>alert(1)</script>")
+        run_at(store, 1, around(1000), disk_env("2.1"))
+        run_at(store, 2, around(1030), disk_env("2.1"))
+        run_at(store, 3, around(1600), disk_env("2.2"), name="<script>alert(1)</script>")
         run_at(store, 4, [900], {"devices": "vda", "device.vda.model": "QEMU HARDDISK", "device.vda.serial": None})
         output = fixture_text("randread-4k-q32.jsonplus.json")
         (result,) = parse_fio_output(output).jobs
@@ -96,7 +96,7 @@ def test_the_pages_are_the_servers_with_their_downloads_as_files(db, tmp_path):
     (link,) = [t for t in devices.targets if "/acme-nvme-1tb-s1-" in t]
     history = (site / "devices" / link).read_text()
     (change,) = re.findall(r'<td class="figure change-point verdict-better" title="([^"]*)">1,600', history)
-    assert "read IOPS: 1,030 in run 2 -&gt; 1,600" in change and "sda: firmware: 2.1 -&gt; 2.2" in change
+    assert "read IOPS: 1,030 ±2.5 % in run 2 -&gt; 1,600 ±2.5 %" in change and "sda: firmware: 2.1 -&gt; 2.2" in change
     assert history.count('<table class="history">') == 2, "the quick test and the real job's, matched apart"
     with Store(db, read_only=True) as store:
         record = store.get_run(5)

@@ -1,11 +1,16 @@
 import os
+import posixpath
+import shutil
 import socket
+import tempfile
 
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from disklab.errors import SafetyError, UserError
+from disklab.targets.mounts import mount_of, parse_fstab, read_fstab
 from disklab.targets.target import (
     check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )
@@ -18,7 +23,7 @@ def test_a_directory_gets_a_test_file_named_for_this_process(tmp_path):
 
 
 def test_a_new_file_is_made_and_removed_an_existing_one_is_kept(tmp_path):
-    new = resolve_target(str(tmp_path / "new.dat"))
+    new = resolve_target(str(tmp_path / "new.dat"), new_file=True)
     assert new.kind == "file" and new.disklab_owns_file
     existing = tmp_path / "old.dat"
     existing.write_bytes(b"x" * 8192)
@@ -90,3 +95,122 @@ def test_file_sets_are_removed_with_the_test_file_and_as_stale_leftovers(tmp_pat
     (stale / "f").write_bytes(b"x")
     assert remove_stale_test_files(str(tmp_path)) == [str(stale)]
     assert not stale.exists()
+
+
+def test_a_missing_path_is_refused_with_the_fix_unless_a_new_file_is_asked_for(tmp_path):
+    """A typo (/var/tmp/tpyo) or a disk not mounted must never silently become a test file on the disk beneath."""
+    missing = tmp_path / "typo"
+    with pytest.raises(UserError, match=f"^target {missing} does not exist: create the directory, or give --new-file "
+                                        "to make a test file at that path$"):
+        resolve_target(str(missing))
+    assert not missing.exists()
+    with pytest.raises(UserError, match="nor does its folder"):
+        resolve_target(str(tmp_path / "no" / "file.dat"), new_file=True)
+    with pytest.raises(UserError, match="already exists: leave out --new-file"):
+        resolve_target(str(tmp_path), new_file=True)
+
+
+FSTAB = """\
+# /etc/fstab: static file system information.
+#
+# <file system>  <mount point>  <type>  <options>  <dump>  <pass>
+UUID=0a1b2c3d-0000-4000-8000-000000000001  /  ext4  errors=remount-ro  0  1
+   # an indented comment {data}
+/dev/sdb1\t{data}/\text4\tdefaults,nofail\t0\t2
+LABEL=big\\040disk  {spaced}  xfs  noauto,user  0  0
+/swapfile  none  swap  sw  0  0
+UUID=0a1b2c3d-0000-4000-8000-000000000002  swap  swap  defaults  0  0
+tmpfs  {mounted}  tmpfs  defaults  0  0
+broken-line-with-one-field
+"""
+
+
+@pytest.fixture
+def fstab(tmp_path):
+    """A fake fstab naming real, unmounted directories of tmp_path, and the mount that really holds tmp_path."""
+    data, spaced = tmp_path / "data", tmp_path / "big disk"
+    (data / "sub").mkdir(parents=True)
+    spaced.mkdir()
+    path = tmp_path / "fstab"
+    text = FSTAB.format(data=data, spaced=str(spaced).replace(" ", "\\040"), mounted=mount_of(str(tmp_path)).mount_point)
+    path.write_text(text)
+    return path
+
+
+def test_fstab_is_parsed_as_mount_reads_it(fstab, tmp_path):
+    entries = parse_fstab(fstab.read_text())
+    assert [(e.source, e.mount_point, e.fs_type) for e in entries] == [
+        ("UUID=0a1b2c3d-0000-4000-8000-000000000001", "/", "ext4"),
+        ("/dev/sdb1", str(tmp_path / "data"), "ext4"),  # the trailing slash normalised away
+        ("LABEL=big disk", str(tmp_path / "big disk"), "xfs"),  # \040 is a space
+        ("tmpfs", mount_of(str(tmp_path)).mount_point, "tmpfs"),
+    ]  # comments, swap, 'none' and the one-field line left out
+    assert entries[2].options == ("noauto", "user")
+    assert read_fstab(str(tmp_path / "no-fstab")) == []
+
+
+def test_a_mount_point_of_fstab_with_nothing_mounted_is_refused_with_the_reason(fstab, tmp_path):
+    data = tmp_path / "data"
+    holder = mount_of(str(tmp_path))
+    with pytest.raises(UserError, match=rf"^target {data} is a mount point in {fstab} \(/dev/sdb1\) but nothing is "
+                                        r"mounted there: it would test .*; mount it first \('mount "):
+        resolve_target(str(data), fstab=str(fstab))
+    with pytest.raises(UserError, match=f"target {data}/sub is under {data}, a mount point in {fstab}"):
+        resolve_target(str(data / "sub"), fstab=str(fstab))
+    with pytest.raises(UserError, match="where nothing is mounted"):
+        resolve_target(str(data / "new.dat"), new_file=True, fstab=str(fstab))
+    with pytest.raises(UserError, match=r"\(LABEL=big disk, noauto\) but nothing is mounted there"):
+        resolve_target(str(tmp_path / "big disk"), fstab=str(fstab))
+    named = "the root disk" if holder.mount_point == "/" else f"{holder.fs_type} mounted at {holder.mount_point}"
+    with pytest.raises(UserError, match=f"it would test {named}"):
+        resolve_target(str(data), fstab=str(fstab))
+    # A directory of a file system that is mounted, as fstab says, is the disk meant.
+    assert resolve_target(str(tmp_path), fstab=str(fstab)).kind == "directory"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a folder in /mnt needs root")
+def test_an_empty_folder_under_mnt_on_the_root_file_system_is_warned_of_naming_the_root_disk():
+    root = mount_of("/")
+    if mount_of("/mnt").mount_point != "/":
+        pytest.skip("/mnt is not on the root file system here")
+    folder = Path(tempfile.mkdtemp(prefix="disklab-test-", dir="/mnt"))
+    try:
+        (warning,) = resolve_target(str(folder)).warnings
+        assert warning == (f"warning: {folder} is an empty directory on the root file system: if a disk belongs "
+                           f"there, it is not mounted, and this run measures the root disk ({root.source}); mount "
+                           "the disk first to test it")
+        assert resolve_target(str(folder / "t.dat"), new_file=True).warnings == (warning,)
+        (folder / "data").write_bytes(b"x")
+        assert resolve_target(str(folder)).warnings == ()
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_folders_elsewhere_get_no_warning(tmp_path):
+    assert resolve_target(str(tmp_path)).warnings == ()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(["/", "/mnt//x/", "UUID=1", "\\040", "\\011", "\\134", "\\000", "\\777", "#", "none",
+                              "swap", "nfs", "\t", " ", "noauto", "defaults", ".", "..", "/./a/../b"]),
+             max_size=7).map(" ".join),
+), max_size=8).map("\n".join))
+def test_any_fstab_parses_to_absolute_normal_mount_points_and_never_breaks_a_target(tmp_path, text):
+    for entry in parse_fstab(text):
+        assert entry.mount_point == posixpath.normpath("/" + entry.mount_point.lstrip("/"))
+        assert entry.mount_point.startswith("/") and entry.fs_type != "swap"
+    path = tmp_path / "fuzzed-fstab"
+    path.write_text(text, errors="surrogateescape")
+    try:
+        resolve_target(str(tmp_path), fstab=str(path))
+    except UserError as refused:
+        assert "a mount point in" in str(refused)
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=30))
+def test_an_escaped_mount_point_reads_back_as_written(name):
+    escaped = "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c for c in name)
+    (entry,) = parse_fstab(f"/dev/sdb1 /mnt/{escaped} ext4 defaults 0 2\n")
+    assert entry.mount_point == posixpath.normpath("/mnt/" + name).replace("//", "/")

@@ -7,11 +7,12 @@ Pure: RunRecords in, a Comparison out; the report layer renders it.
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from disklab.analysis.repeats import planned_tests, repeated
 from disklab.analysis.stats import Summary, summarize
-from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, WITHIN_NOISE, judge, ratio
+from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, WITHIN_NOISE, WORSE, judge, ratio
+from disklab.analysis.withheld import withheld_reason
 from disklab.env.registry import env_differences
 from disklab.fio.parse import DirectionMetrics, job_groups
 from disklab.store.records import RunInfo, RunRecord, StoredTest
@@ -83,9 +84,9 @@ class Cell:
 
     summary: Summary | None  # None: the run has no such test or figure
     ratio: float | None = None
-    verdict: str | None = None  # BETTER, WORSE, WITHIN_NOISE or INCONCLUSIVE
-    basis: str | None = None  # T_TEST, INTERVAL or TOLERANCE_ONLY
-    reason: str | None = None  # why the verdict is INCONCLUSIVE
+    verdict: str | None = None  # BETTER, WORSE, WITHIN_NOISE, INCONCLUSIVE or NO_VERDICT
+    basis: str | None = None  # T_TEST, INTERVAL or SINGLE_RUNS
+    reason: str | None = None  # why the verdict is INCONCLUSIVE or NO_VERDICT
 
 
 @dataclass(frozen=True)
@@ -188,16 +189,30 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
 
 
 def planned_units(record: RunRecord) -> dict[TestKey, _Unit]:
-    """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure."""
+    """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure, or,
+    once steady state is reached, the rounds of the steady window: SNIA's measurement window, whose spread is the
+    steady state's own."""
     units: dict[TestKey, _Unit] = {}
     seen: dict[tuple, int] = {}
     parts = job_parts(record)
+    window = steady_window(record)
     for tests in planned_tests(record).values():
         params, part_of = match_params(tests[0].params), parts.get(tests[0].id)
         seen[params, part_of] = seen.get((params, part_of), 0) + 1
-        sample = tuple(tests) if repeated(record) else (tests[-1],)
+        in_window = tuple(t for t in tests if t.attempt in window)
+        sample = tuple(tests) if repeated(record) else in_window if len(in_window) > 1 else (tests[-1],)
         units[TestKey(params, seen[params, part_of], part_of)] = _Unit(tests[0].label, tests[0].params, sample)
     return units
+
+
+def steady_window(record: RunRecord) -> range:
+    """The rounds (attempts) of a steady run's steady window; empty when steady state was not reached, or the run
+    saturated writes (its figure is where the writing led, not the window)."""
+    steady = record.outcomes.get("steady_state")
+    if not isinstance(steady, dict) or not steady.get("reached") or "write_saturation" in record.outcomes:
+        return range(0)
+    last = steady.get("round") or 0
+    return range(last - len(steady.get("window") or ()) + 1, last + 1)
 
 
 def job_parts(record: RunRecord) -> dict[int, int]:
@@ -273,7 +288,8 @@ def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: fl
             if samples[0] is None or all(s is None for s in samples[1:]):
                 continue
             cells = (Cell(samples[0]),) + tuple(
-                Cell(None) if s is None else judged(samples[0], s, metric, tolerance_percent) for s in samples[1:]
+                Cell(None) if s is None else withheld(judged(samples[0], s, metric, tolerance_percent), present[0], unit)
+                for s, unit in zip(samples[1:], present[1:])
             )
             rows.append(Row(label, key, direction, metric.name, cells))
     return rows
@@ -290,11 +306,20 @@ def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_perce
     return Cell(other, ratio(base, other), judgement.verdict, judgement.basis, judgement.reason)
 
 
-def find_crossovers(rows: Sequence[Row], tolerance_percent: float) -> tuple[Crossover, ...]:
+def withheld(cell: Cell, base: _Unit, other: _Unit) -> Cell:
+    """A better or worse that rests on a test fio did not finish, or one other work ran beside, is inconclusive."""
+    if cell.verdict not in (BETTER, WORSE):
+        return cell
+    reason = withheld_reason(flag for unit in (base, other) for test in unit.tests for flag, _ in test.flags)
+    return cell if reason is None else replace(cell, verdict=INCONCLUSIVE, reason=reason)
+
+
+def find_crossovers(rows: Sequence[Row], tolerance_percent: float, exact: bool = False) -> tuple[Crossover, ...]:
     """Per swept parameter, metric and direction, with the rest held equal: where the leading run changes.
 
     A point leads only when judge() finds its best run better than every other run; ties and points the figures
-    cannot tell are skipped, so noise does not make crossovers.
+    cannot tell are skipped, so noise does not make crossovers. Exact figures (a model's predictions) have no noise:
+    the best one leads by any margin.
     """
     crossovers = []
     for parameter in SWEPT_PARAMS:
@@ -308,7 +333,7 @@ def find_crossovers(rows: Sequence[Row], tolerance_percent: float) -> tuple[Cros
             metric = METRIC_BY_NAME[metric_name]
             previous = None  # (leader, point)
             for row in sorted(line, key=lambda r: r.key.get(parameter)):
-                leader = _leader(row, metric, tolerance_percent)
+                leader = _leader(row, metric, tolerance_percent, exact)
                 if leader is None:
                     continue
                 point = row.key.get(parameter)
@@ -319,14 +344,15 @@ def find_crossovers(rows: Sequence[Row], tolerance_percent: float) -> tuple[Cros
     return tuple(crossovers)
 
 
-def _leader(row: Row, metric: CompareMetric, tolerance_percent: float) -> int | None:
+def _leader(row: Row, metric: CompareMetric, tolerance_percent: float, exact: bool) -> int | None:
     present = [(i, c.summary) for i, c in enumerate(row.cells) if c.summary is not None]
     if len(present) < 2:
         return None
     pick = max if metric.higher_is_better else min
     best, best_summary = pick(present, key=lambda p: p[1].mean)
     beaten = all(
-        judge(s, best_summary, metric.higher_is_better, tolerance_percent).verdict == BETTER
+        s.mean != best_summary.mean if exact
+        else judge(s, best_summary, metric.higher_is_better, tolerance_percent).verdict == BETTER
         for i, s in present if i != best
     )
     return best if beaten else None

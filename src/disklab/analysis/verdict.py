@@ -1,10 +1,11 @@
-"""The verdict on one sample of a figure against another: better, worse, within noise, or inconclusive.
+"""The verdict on one sample of a figure against another: better, worse, within noise, inconclusive, or none.
 
 A difference counts (better / worse) only when it is larger than the tolerance and the figures' spread supports it:
 when both samples are repeats, Welch's t-test finds it significant at 95 % (asv's rule: a factor and a significance
 test) and neither 95 % interval is wider than the difference; when one is, the other's single figure lies outside the
 range the repeats predict for one more run. Where the spread cannot tell, the verdict says so (inconclusive) instead
-of guessing. Without repeats the tolerance alone decides, and the verdict says that is its basis.
+of guessing. Where neither side measured a spread (one pass each), there is no verdict at all: two single runs of
+the same configuration on a busy machine differ by 2x, so a tolerance alone calls noise a change.
 """
 
 import math
@@ -14,10 +15,11 @@ from disklab.analysis.stats import Summary, t_975
 
 # Run-to-run spread of one disk is 5 % on a good day and far more on a busy one; asv's default factor is 1.1.
 DEFAULT_TOLERANCE_PERCENT = 10.0
-# within noise: we measured no difference beyond the tolerance; inconclusive: the figures cannot tell.
-BETTER, WORSE, WITHIN_NOISE, INCONCLUSIVE = "better", "worse", "within noise", "inconclusive"
-# What a verdict rests on: both runs repeated the test, one did, or neither (the tolerance alone).
-T_TEST, INTERVAL, TOLERANCE_ONLY = "t-test", "interval", "tolerance-only"
+# within noise: we measured no difference beyond the tolerance; inconclusive: the figures cannot tell; no verdict:
+# nothing was measured to tell by (neither side has a spread).
+BETTER, WORSE, WITHIN_NOISE, INCONCLUSIVE, NO_VERDICT = "better", "worse", "within noise", "inconclusive", "no verdict"
+# What a verdict rests on: both runs repeated the test, one did, or neither (single runs: no verdict).
+T_TEST, INTERVAL, SINGLE_RUNS = "t-test", "interval", "single runs"
 # Why a verdict is inconclusive.
 REACHES_ZERO = "a 95 % interval reaches zero (wider than ±100 % of its mean): the repeats do not pin the figure down"
 WIDER_THAN_TOLERANCE = ("the difference is within the tolerance, but a 95 % interval is wider than the tolerance: "
@@ -25,13 +27,15 @@ WIDER_THAN_TOLERANCE = ("the difference is within the tolerance, but a 95 % inte
 NOT_SIGNIFICANT = "Welch's t-test does not find the difference significant at 95 %"
 WIDER_THAN_DIFFERENCE = "a 95 % interval is wider than the difference"
 IN_PREDICTION = "the single run's figure lies within the range the repeats predict for one more run"
+NO_SPREAD = ("neither run measured the figure's spread (a single pass each): run both with the default passes or "
+             "--repeat 3 to judge it")
 
 
 @dataclass(frozen=True)
 class Judgement:
     verdict: str
     basis: str
-    reason: str | None = None  # why the verdict is INCONCLUSIVE
+    reason: str | None = None  # why the verdict is INCONCLUSIVE or NO_VERDICT
 
 
 def ratio(base: Summary, other: Summary) -> float | None:
@@ -44,7 +48,9 @@ def judge(base: Summary, other: Summary, higher_is_better: bool, tolerance_perce
     """The verdict on `other` against `base`, what it rests on, and why the figures cannot tell if they cannot."""
     r = ratio(base, other)
     repeats = [s for s in (base, other) if s.n > 1]
-    basis = (TOLERANCE_ONLY, INTERVAL, T_TEST)[len(repeats)]
+    basis = (SINGLE_RUNS, INTERVAL, T_TEST)[len(repeats)]
+    if not repeats:
+        return Judgement(NO_VERDICT, basis, NO_SPREAD)
     beyond_tolerance = r is None or abs(r - 1) * 100 > tolerance_percent
     reason = _unsupported(base, other, repeats, beyond_tolerance, tolerance_percent)
     if reason:
@@ -56,7 +62,7 @@ def judge(base: Summary, other: Summary, higher_is_better: bool, tolerance_perce
 
 def _unsupported(base: Summary, other: Summary, repeats: list[Summary], beyond_tolerance: bool,
                  tolerance_percent: float) -> str | None:
-    """Why the spread of the repeated figures cannot support a verdict; None when it can (or nothing repeated).
+    """Why the spread of the repeated figures cannot support a verdict; None when it can.
 
     Within noise needs each 95 % interval within the tolerance; better or worse needs, with both runs repeated,
     Welch's t-test and each mean outside the other's interval, with one repeated, the single figure outside the

@@ -84,4 +84,4 @@ def crossovers_in_mb_per_s(tests: Sequence[TestSpec], series: Sequence[Sequence[
             tuple(Cell(summarize([figures[i] / 1e6])) for figures in series))
         for i, test in enumerate(tests)
     ]
-    return find_crossovers(rows, tolerance_percent=0.0)
+    return find_crossovers(rows, tolerance_percent=0.0, exact=True)

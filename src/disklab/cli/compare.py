@@ -55,6 +55,11 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, out
         part = next((r for r in comparison.refused if r.part_of), comparison.refused[0])
         raise UserError(f"runs {', '.join(map(str, ids))}: nothing to compare; "
                         + refusal_text(part, labels).removeprefix("not compared, "))
+    empty = [r.info for r in records if not any(t.metrics for t in r.tests)]
+    if not comparison.rows and empty:
+        raise UserError(f"runs {', '.join(map(str, ids))}: nothing to compare: " + "; ".join(
+            f"run {info.id} {info.status}" + (f" ({info.error})" if info.error else "") + " and holds no figures"
+            for info in empty))
     if not comparison.rows:
         raise UserError(f"runs {', '.join(map(str, ids))} have no test in common (tests match by their parameters: "
                         "pattern, direction, block size, queue depth, jobs ...)")

@@ -31,8 +31,9 @@ ASSUMED_LOGICAL_BLOCK_SIZE = 512
 @click.option("--fio", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the job files to (made if missing).")
 @click.option("--target", "-t", help="Fit the tests to this target; without it the files use ${DISKLAB_TARGET}.")
+@click.option("--new-file", is_flag=True, help="--target is a test file yet to be made (the path does not exist).")
 @plan_options
-def export(suite, folder, target, overrides, read_only):
+def export(suite, folder, target, new_file, overrides, read_only):
     """Write SUITE as one fio job file per test, plus run-all.sh, into a folder.
 
     The folder's earlier disklab job files are replaced; a folder holding other .fio files is refused, since
@@ -42,8 +43,10 @@ def export(suite, folder, target, overrides, read_only):
         raise UserError("--fio -: job files go to a folder, one per test, beside the run-all.sh that runs them "
                         "(a stored run's job files print with 'disklab show RUN --jobfile')")
     _refuse_foreign_jobfiles(folder)
+    if new_file and not target:
+        raise UserError("--new-file says what --target is (a test file yet to be made); give --target too")
     if target:
-        resolved = resolve_target(target)
+        resolved = resolve_target(target, new_file)
         plan = plan_for_target(load_suite(suite), overrides, read_only, resolved)
         filename, directory = resolved.test_path, resolved.file_set_dir
     else:

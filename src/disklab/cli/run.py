@@ -16,11 +16,13 @@ from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress, quiet_progress
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
 from disklab.errors import UserError
-from disklab.hosts.files import hosts_target
+from disklab.env.collect import collect_target
+from disklab.hosts.files import HostsTarget, hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.plans import plan_table
 from disklab.report.runs import FORMATS
+from disklab.plan.passes import DEFAULT_PASSES, MIN_PASS_SECONDS, default_passes, in_passes, passes_line
 from disklab.run.precision import DEFAULT_MAX_PASSES, PrecisionSchedule
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
 from disklab.run.schedule import FixedSchedule
@@ -37,12 +39,17 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.command()
 @click.argument("suite", shell_complete=complete_suite)
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
+@click.option("--new-file", is_flag=True,
+              help="Make a test file at --target, a path that does not exist yet (in a folder that does); without "
+                   "it a missing target is refused, so that a typo or a disk not mounted is never benchmarked.")
 @click.option("--hosts", callback=converter(parse_hosts),
               help="Run every test on these fio servers at once: H1,H2:PORT or @FILE; --target is a directory there.")
 @plan_options
-@click.option("--repeat", type=WholeNumber(1, 1000), default=1, show_default=True,
-              help="Run every test N times (1 to 1000; at most --max-tests tests in all), interleaved across tests "
-                   "(with --precision: at least N times).")
+@click.option("--repeat", type=WholeNumber(1, 1000), envvar="DISKLAB_REPEAT", show_envvar=True,
+              help=f"Run every test N times (1 to 1000; at most --max-tests tests in all), interleaved across tests "
+                   f"(with --precision: at least N times). Default: {DEFAULT_PASSES} interleaved passes that share "
+                   f"each test's runtime (at least {MIN_PASS_SECONDS:g} s each), so that every figure has a measured "
+                   "spread; --repeat 1 runs one pass, whose figures compare cannot judge (no verdict).")
 @click.option("--precision", callback=converter(parse_percent),
               help="Repeat each test until the 95 % confidence interval of its figure is within this percentage "
                    "of its mean, written with its unit: 2% (a bare 2 is refused).")
@@ -86,7 +93,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
         cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
-        dry_run, name, quiet, output_format):
+        dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
         _replay(ctx)
@@ -107,19 +114,28 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
         raise click.UsageError("--read-only runs no test that writes, so --destroy-data has nothing to allow; give one")
     if dry_run and output_format != "table":
         raise UserError("--format prints the run once it is stored; a dry run stores nothing (it prints the plan)")
+    shared = repeat is None and best_of is None  # the default passes share each test's runtime
     if best_of is not None:
         repeat = _best_of_passes(ctx, loaded, best_of, precision)
-    check_test_count(loaded, overrides.max_tests, repeat)
+    elif repeat is None:
+        repeat = default_passes(loaded, precision)
+    shared = shared and repeat > 1
+    check_test_count(loaded, overrides.max_tests, repeat, "the default passes; --repeat 1 runs one" if shared else
+                     "--repeat")
     if target is None:
         if not dry_run:
             raise click.UsageError("--target is required: a directory, a file or a block device")
-        plan = build_plan(loaded, overrides, read_only)
+        plan = in_passes(build_plan(loaded, overrides, read_only), repeat, shared)
         _print_plan(plan, None, schedule_for(plan, repeat, precision, max_time, p99))
+        _print_passes(plan, repeat, shared, precision, best_of)
         return
-    resolved = hosts_target(target) if hosts else resolve_target(target)
-    plan = plan_for_target(loaded, overrides, read_only, resolved)
+    if hosts and new_file:
+        raise UserError("--new-file makes a test file here; with --hosts the target is a directory on the hosts")
+    resolved = hosts_target(target) if hosts else resolve_target(target, new_file)
+    plan = in_passes(plan_for_target(loaded, overrides, read_only, resolved), repeat, shared)
     if dry_run:
         _print_plan(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99))
+        _print_passes(plan, repeat, shared, precision, best_of)
         return
     say, progress = (_silent, quiet_progress) if quiet else (_say, _progress)
     schedule_for(plan, repeat, precision, max_time, p99)  # options that do not fit the suite: refused before probing
@@ -128,8 +144,12 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     schedule = schedule_for(plan, repeat, precision, max_time, p99)  # of the plan with its engines resolved
     # Once nothing can refuse the run any more: a refusal stays the one line on stderr.
     say(_run_header(plan, resolved, schedule))
+    passes = passes_line(plan, repeat, shared, precision, best_of)
+    if passes:
+        say(passes)
     with open_store(ctx, write=True) as store:
-        params = {**ctx.params, "repeat": repeat, "hosts": [h.name for h in hosts] if hosts else None}
+        params = {**ctx.params, "repeat": repeat, "passes_share_runtime": shared,
+                  "hosts": [h.name for h in hosts] if hosts else None}
         run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, say)
         say(f"run {run_id} started: each test is stored as it finishes")
         with _resume_hint(store, run_id):
@@ -151,14 +171,14 @@ def _replay(ctx) -> None:
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
-                "hosts", "cache_bytes", "quiet", "output_format")
+                "hosts", "cache_bytes", "quiet", "output_format", "new_file")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:
     """--best-of N runs N passes as --repeat N would; the view, not the store, picks the best (report/views.py)."""
     from disklab.report.views import check_best_of
 
-    if ctx.get_parameter_source("repeat") is not click.core.ParameterSource.DEFAULT:
+    if ctx.get_parameter_source("repeat") is click.core.ParameterSource.COMMANDLINE:
         raise UserError("--best-of runs every test N times itself: give --best-of or --repeat, not both")
     if precision is not None:
         raise UserError("--best-of and --precision: give one (--best-of picks the best of N passes, "
@@ -197,8 +217,10 @@ def resume(ctx, run_ref):
         run_id, record, suite = resumable(store, run_ref)
         options = record.info.options
         hosts = parse_hosts(",".join(options["hosts"])) if options.get("hosts") else ()
-        resolved = hosts_target(record.info.target) if hosts else resolve_target(record.info.target)
-        plan = plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved)
+        resolved = (hosts_target(record.info.target) if hosts
+                    else resolve_target(record.info.target, options.get("new_file", False)))
+        plan = in_passes(plan_for_target(suite, overrides_from(options), options.get("read_only", False), resolved),
+                          options.get("repeat", 1), options.get("passes_share_runtime", False))
         elsewhere = on_hosts(hosts, resolved.path) if hosts else None
         plan, fio = prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), _say,
                             elsewhere)
@@ -211,6 +233,12 @@ def resume(ctx, run_ref):
             outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, finished, options.get("keep_file", False),
                                  options.get("cache_bytes"), _progress, _say, elsewhere)
         show_finished(store, run_id, outcomes)
+
+
+def _print_passes(plan: Plan, passes: int, shared: bool, precision: float | None, best_of: int | None) -> None:
+    line = passes_line(plan, passes, shared, precision, best_of)
+    if line:
+        stdout_console().print(line)
 
 
 def on_hosts(hosts: tuple[Host, ...], folder: str):
@@ -233,10 +261,21 @@ def _progress(plan: Plan, layout_bytes: int, steps: int, done_steps: int) -> Run
 
 
 def _run_header(plan: Plan, target: Target, schedule) -> str:
-    """What is about to run, printed before anything else happens."""
+    """What is about to run, and on which disk, printed before anything else happens: a wrong disk is seen at once."""
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
-    return (f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind}); "
-            f"{estimate_line(plan, layout, schedule)}")
+    return (f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind}), "
+            f"{_disk_under_test(target)}; {estimate_line(plan, layout, schedule)}")
+
+
+def _disk_under_test(target: Target) -> str:
+    """The block device, model, file system and mount the test file or device is on, in the words the run stores
+    with its environment (`target_on`, env/where.py)."""
+    if isinstance(target, HostsTarget):
+        return "a test file on each host (their disks are not probed from here)"
+    on = collect_target(target.test_path, target.kind == "device")["target_on"]
+    if target.kind == "device":
+        return on
+    return f"a new test file on {on}" if target.disklab_owns_file else f"an existing file on {on}"
 
 
 @contextmanager

@@ -20,15 +20,15 @@ from disklab.targets.target import remove_test_file, resolve_target
 from disklab.trace.replay import parse_speed, scan_trace
 
 # Options of `disklab run` a replay takes; any other given is refused rather than ignored.
-REPLAY_OPTIONS = ("trace", "target", "speed", "wrap", "destroy_data", "force", "keep_file", "cache_bytes", "repeat",
-                  "dry_run", "fio_folder", "name", "quiet", "output_format")
+REPLAY_OPTIONS = ("trace", "target", "new_file", "speed", "wrap", "destroy_data", "force", "keep_file", "cache_bytes",
+                  "repeat", "dry_run", "fio_folder", "name", "quiet", "output_format")
 
 
 def run_replay(ctx, params: dict, given: list[str], say, progress, print_plan, show_finished) -> None:
     """`given`: the other options the user set, refused here; the printing helpers are cli/run.py's."""
     if given:
-        raise UserError(f"{', '.join(given)}: not for a replay, which takes --trace, --target, --speed, --wrap, "
-                        "--destroy-data, --force, --keep-file, --cache, --repeat, --dry-run, --fio and --name")
+        raise UserError(f"{', '.join(given)}: not for a replay, which takes --trace, --target, --new-file, --speed, "
+                        "--wrap, --destroy-data, --force, --keep-file, --cache, --repeat, --dry-run, --fio and --name")
     if not params["trace"]:
         raise click.UsageError("run replay needs --trace FILE (a trace from 'disklab capture' or 'disklab trace import')")
     if not params["target"]:
@@ -38,18 +38,18 @@ def run_replay(ctx, params: dict, given: list[str], say, progress, print_plan, s
         raise UserError("--fio writes the replay's job file and iolog instead of running it: give it with --dry-run")
     speed = parse_speed(params["speed"] or "1x")
     facts = scan_trace(Path(params["trace"]))
-    target = resolve_target(params["target"])
+    target = resolve_target(params["target"], params["new_file"])
     plan = replay_plan(facts, speed, target, params["wrap"])
     if params["dry_run"]:
         plan = for_fio(plan, _fio_version())
-        print_plan(plan, target, ReplaySchedule(plan, facts, params["repeat"]))
+        print_plan(plan, target, ReplaySchedule(plan, facts, params["repeat"] or 1))
         if params["fio_folder"]:
             _export(plan, facts, target, params["wrap"], Path(params["fio_folder"]))
         return
     plan, fio = prepare(for_fio(plan, _fio_version()), target, params["destroy_data"], params["force"], say)
     with iolog_folder() as folder:
         plan = with_iolog(plan, facts, target, params["wrap"], folder)
-        schedule = ReplaySchedule(plan, facts, params["repeat"])  # of the plan as fio will run it
+        schedule = ReplaySchedule(plan, facts, params["repeat"] or 1)  # of the plan as fio will run it
         say(f"replay of {facts.identity} ({facts.total_ios:,} I/Os over {facts.duration_us / 1e6:.2f} s) at {speed} "
             f"on {target.test_path} ({target.kind}), queue depth {plan.tests[0].iodepth}")
         try:

@@ -7,6 +7,7 @@ import click
 
 from disklab.cli.common import open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
+from disklab.env.registry import label_of
 from disklab.report.runs import FORMATS
 
 
@@ -60,6 +61,8 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     elif output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        if env.get("target_on"):  # which disk the figures are of, as the run's header said it
+            stdout_console().print(f"{label_of('target_on')}: {env['target_on']}", markup=False, highlight=False)
         print_results(record, outcomes, flat)
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")

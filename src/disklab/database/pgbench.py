@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.database.cpu import CpuUse, cpu_use, read_cpu_times
+from disklab.system.cpu import CpuUse, cpu_use, read_cpu_times
 from disklab.database.pgbench_output import (
     PgbenchSummary, ProgressPoint, parse_progress, parse_summary, percentiles_ns, transaction_latencies_us,
 )

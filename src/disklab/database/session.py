@@ -13,11 +13,11 @@ from disklab.database.postgres import (
     ServerBinaries, check_cluster_target, cluster_folder, find_binaries, remove_stale_clusters,
 )
 from disklab.errors import UserError
-from disklab.run.session import new_run, recorded
+from disklab.run.session import keep_warnings, new_run, recorded
 from disklab.store.repository import Store
 from disklab.suite.model import Suite
 from disklab.suite.pgbench import PGBENCH_ENGINE, PgbenchSettings
-from disklab.targets.target import Target, resolve_target
+from disklab.targets.target import Target, absolute_path, resolve_target
 
 
 def pgbench_plan(suite: Suite, scale: float | None, clients: tuple[int, ...] | None, transactions: int | None,
@@ -34,10 +34,14 @@ def pgbench_plan(suite: Suite, scale: float | None, clients: tuple[int, ...] | N
 
 def prepare_cluster_target(suite: Suite, target: str, say: Callable[[str], None]) -> tuple[Target, ServerBinaries]:
     """A directory on the disk under test, cleared of clusters a killed run left, and PostgreSQL's programs found."""
+    if not os.path.exists(absolute_path(target)):  # no test file to offer (--new-file): PostgreSQL needs a folder
+        raise UserError(f"target {target} does not exist: create the directory on the disk under test first")
     resolved = resolve_target(target)
     if resolved.kind != "directory":
         raise UserError(f"{target} is a {resolved.kind}; suite {suite.name!r} needs a directory on the disk under "
                         "test (a mounted file system), where PostgreSQL keeps its data and WAL")
+    for line in resolved.warnings:
+        say(line)
     check_cluster_target(Path(resolved.path))
     for stale in remove_stale_clusters(Path(resolved.path)):
         say(f"removed a PostgreSQL cluster left by a killed run: {stale}")
@@ -57,6 +61,7 @@ def carry_out_pgbench(
     cluster = replace(target, test_path=str(cluster_folder(Path(target.path))))
     run_id = store.create_run(new_run(suite, cluster, f"PostgreSQL {binaries.version}", PGBENCH_ENGINE, params,
                                       len(steps)))
+    keep_warnings(store, run_id, target)
     with recorded(store, run_id, target.path, False, None, []), status() as show_progress:
         outcome = run_database_benchmark(store, run_id, settings, steps, Path(target.path), keep_cluster, say=say,
                                          show_progress=show_progress)

@@ -1,7 +1,8 @@
 """Collect a run's environment: one collect_* function per area, each returning keys of the registry.
 
 Every fact is looked up defensively: a missing file, tool or permission gives
-None ("unknown"), never an exception. Nothing here reads or writes device data.
+None ("unknown"), never an exception. Nothing here writes device data; of a
+device target only its signatures are read (blkid -p), to say what it holds.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import subprocess
 from pathlib import Path
 
 from disklab.env.registry import device_key
+from disklab.env.where import where_on
 from disklab.system.host import host_identity
 from disklab.targets.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
+from disklab.targets.signatures import device_contents
 
 # Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).
 _PCIE_LANE_BYTES_PER_S = {2.5: 250e6, 5.0: 500e6, 8.0: 984.6e6, 16.0: 1969e6, 32.0: 3938e6, 64.0: 7877e6}
@@ -32,18 +35,24 @@ def collect_environment(target_path: str, target_is_device: bool, fio_version: s
                         *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
     """Everything a run records about its machine and its target; fio's version as fio gave it (None: fio not used)."""
     env = {**collect_host(proc), "fio_version": fio_version or None, "fio_engines": ", ".join(sorted(engines)) or None}
-    mount = None
+    return {**env, **collect_target(target_path, target_is_device, sysfs=sysfs, proc=proc)}
+
+
+def collect_target(target_path: str, target_is_device: bool, *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
+    """The file system, disks and layout under a target, and the line naming them (`target_on`) that the run's
+    header says before anything runs."""
     if target_is_device:
-        number = _device_number_of_node(target_path)
-        env.update(fs_type=None, fs_mount_point=None, fs_source=None, fs_mount_options=None, fs_compression=None)
+        mount, number = None, _device_number_of_node(target_path)
     else:
         mount, number = _mount_and_number(target_path, proc)
-        env.update(collect_filesystem(mount))
+    env = collect_filesystem(mount)
     disks, layout = underlying_disks(number, mount, sysfs)
     env["devices"] = ", ".join(disks) if disks else None
     env["layout"] = "; ".join(layout) if layout else "none"
     for disk in disks:
         env.update(collect_device(disk, sysfs, proc))
+    env["target_on"] = (where_on(env, target_path, device_contents(target_path)) if target_is_device
+                        else where_on(env))
     return env
 
 

@@ -59,6 +59,8 @@ _KEYS = (
     EnvKey("fs_mount_options", "mount options", str, explains_difference=True),
     EnvKey("fs_compression", "compression / dedup", str, explains_difference=True),
     EnvKey("devices", "disks under the target", str),
+    # One line naming the block device, model, file system and mount (env/where.py): what the run measured.
+    EnvKey("target_on", "disk under test", str),
     EnvKey("layout", "md / LVM / ZFS / btrfs layout", str, explains_difference=True),
     # Given by the user (run --cache): no interface reports a drive's or controller's cache size.
     EnvKey("declared_cache_bytes", "drive / controller cache (declared)", int, "bytes", _bytes,

@@ -139,12 +139,12 @@ def count_tests(suite: Suite) -> int:
     return sum(g.repeat * math.prod(len(v) for _, v in g.values if isinstance(v, tuple)) for g in suite.groups)
 
 
-def check_test_count(suite: Suite, max_tests: int | None, repeat: int = 1) -> None:
+def check_test_count(suite: Suite, max_tests: int | None, repeat: int = 1, why: str = "--repeat") -> None:
     """Refused before anything is expanded, so a suite of millions of tests costs nothing but this line."""
     limit = max_tests or DEFAULT_MAX_TESTS
     count = count_tests(suite) * repeat
     if count > limit:
-        times = f" run {repeat} times (--repeat)" if repeat > 1 else ""
+        times = f" run {repeat} times ({why})" if repeat > 1 else ""
         raise UserError(f"{suite.where}{times} expands to {count:,} tests, more than the limit of {limit:,} per run; "
                         f"shorten its lists, or allow it with --max-tests {count} (run, export)")
 

@@ -13,16 +13,19 @@ from disklab.analysis.compare import (
     METRIC_BY_NAME, Cell, Comparison, ConditionDifference, Crossover, Refusal, Row, TestKey,
 )
 from disklab.analysis.stats import TOO_WIDE_PERCENT
-from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, T_TEST, TOLERANCE_ONLY, WORSE
+from disklab.analysis.withheld import WITHHELD_BY
+from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, NO_VERDICT, SINGLE_RUNS, T_TEST, WORSE
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread
 from disklab.report.labels import axis_label, run_labels
 
 # Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
-JSON_FORMAT_VERSION = 2
+# 3: single runs on both sides are never judged: verdict "no verdict", basis "single runs" (was "tolerance-only");
+# each run's "status"; an inconclusive "reason" may name a flag that withholds the verdict (analysis/withheld.py).
+JSON_FORMAT_VERSION = 3
 FORMATS = ("table", "markdown", "csv", "json")
-_VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow"}
+_VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: the README's own example, within any tolerance.
 _SUGGESTED_PRECISION_PERCENT = 2.0
 
@@ -61,13 +64,19 @@ def notes(view: Shown) -> list[str]:
         lines.append("where one run repeated a test and the other ran it once (interval): a verdict also needs the "
                      "single figure outside the 95 % prediction interval of the repeats (where one more run would "
                      "fall); the single run's own spread is not measured")
-    if TOLERANCE_ONLY in bases:
-        lines.append(f"no repeats: the {tolerance} tolerance alone decides where neither run repeated a test "
-                     "(tolerance-only): such verdicts rest on a single run of each side, not on a measured spread; "
-                     "run with --repeat 3 to judge by it")
+    if SINGLE_RUNS in bases:
+        count = sum(c.verdict == NO_VERDICT for row in view.comparison.rows for c in row.cells[1:])
+        lines.append(f"{NO_VERDICT} ({SINGLE_RUNS}), {count} figure{'s' if count != 1 else ''}: neither run measured "
+                     "the figure's spread (one pass each, --repeat 1), so no difference is called, however large the "
+                     "ratio: two single runs of the same configuration differ by 2x on a busy machine; run both "
+                     "with the default passes (or --repeat 3) to judge them")
     if c.repeated:
         lines.append(f"±: 95 % confidence interval of the mean of the repeats; ! wider than {TOO_WIDE_PERCENT:g} %")
     lines += _inconclusive_notes(c)
+    for label, info in zip(labels, c.runs):
+        if info.status != "complete":
+            lines.append(f"warning: {label} is {info.status}" + (f" ({info.error})" if info.error else "")
+                         + ": some of its figures may be partial or missing")
     if view.hidden:
         lines.append(f"{view.hidden} of {len(c.rows)} rows within noise not shown (--only-changed)")
     if c.rows and not view.rows and view.hidden:
@@ -96,8 +105,11 @@ def _inconclusive_notes(c: Comparison) -> list[str]:
             reasons[cell.reason] = reasons.get(cell.reason, 0) + 1
     if not reasons:
         return []
+    lines = [f"{INCONCLUSIVE} ({count} of {len(judged)} figures): {reason}" for reason, count in reasons.items()]
+    if set(reasons) <= set(WITHHELD_BY.values()):
+        return lines  # a flag withheld them (analysis/withheld.py): its reason says what to do, not more repeats
     precision = min(_SUGGESTED_PRECISION_PERCENT, c.tolerance_percent / 2)
-    return [f"{INCONCLUSIVE} ({count} of {len(judged)} figures): {reason}" for reason, count in reasons.items()] + [
+    return lines + [
         f"to tell, measure more precisely: disklab run ... --precision {precision:g}% (repeats each test until its "
         "95 % interval is that narrow), or a larger --repeat, on the runs whose intervals are wide or single"
     ]
@@ -172,10 +184,17 @@ def headings(labels: list[str]) -> list[str]:
     return texts
 
 
+def verdict_text(cell: Cell) -> str:
+    """The verdict as written in tables and titles; no verdict says what it lacked."""
+    if cell.verdict == NO_VERDICT:
+        return f"{NO_VERDICT} ({cell.basis})"
+    return cell.verdict or ""
+
+
 def row_texts(row: Row) -> list[str]:
     texts = [row.test, row.direction, METRIC_BY_NAME[row.metric].label, format_value(row.metric, row.cells[0])]
     for cell in row.cells[1:]:
-        texts += [format_value(row.metric, cell), _ratio(cell), cell.verdict or ""]
+        texts += [format_value(row.metric, cell), _ratio(cell), verdict_text(cell)]
     return texts
 
 
@@ -242,7 +261,8 @@ def to_json(view: Shown) -> str:
         "tolerance_percent": c.tolerance_percent,
         "runs": [
             {"id": info.id, "label": label, "suite": info.suite_name, "target": info.target,
-             "started_at": info.started_at, "fio_version": info.fio_version, "fio_engine": info.fio_engine}
+             "started_at": info.started_at, "fio_version": info.fio_version, "fio_engine": info.fio_engine,
+             "status": info.status}
             for info, label in zip(c.runs, labels)
         ],
         "rows": [

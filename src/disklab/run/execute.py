@@ -1,9 +1,11 @@
 """Run a schedule's steps one by one through fio and commit each result to the store as soon as it exists."""
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+from disklab.analysis.contention import busy_machine, fio_bytes_in_window
 from disklab.analysis.traps import cache_traps
 from disklab.errors import FioError
 from disklab.fio.executor import Executor
@@ -18,6 +20,7 @@ from disklab.run.steady import SteadySchedule
 from disklab.store.db import now_iso
 from disklab.store.repository import Store
 from disklab.suite.model import TestSpec
+from disklab.system.contention import contention, snapshot
 
 
 class ProgressListener(Protocol):
@@ -60,6 +63,7 @@ def execute_schedule(
     """
     done = list(finished)
     env = store.run_values("run_env", execution.run_id)
+    devices = tuple(d for d in (env.get("devices") or "").split(", ") if d)
     while (step := schedule.next_step(done)) is not None:
         seq = len(done)
         test = step.test
@@ -76,18 +80,30 @@ def execute_schedule(
         progress.test_started(seq, test, stage)
         started_at = now_iso()
         on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
+        before, laid_out = snapshot(devices), file_bytes(execution.test_path)
         fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status)
+        after, laid_out = snapshot(devices), file_bytes(execution.test_path) - laid_out
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         test_id = store.add_test(
             execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job,
             series=series, plan_index=step.plan_index, attempt=step.attempt,
         )
-        for flag, message in cache_traps(test, job, env, [(f.step.test, f.job) for f in done]):
+        seen = contention(before, after, fio_bytes_in_window(test, job) + max(0, laid_out))
+        for flag, message in (cache_traps(test, job, env, [(f.step.test, f.job) for f in done])
+                              + busy_machine(seen, job, devices)):
             store.add_flag(test_id, flag, message)
         done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
     return done
+
+
+def file_bytes(path: str) -> int:
+    """The test file's size: fio lays it out in the first test that uses it, writing that much beside its figures."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _named(figures: LiveFigures, test: TestSpec) -> LiveFigures:

@@ -70,7 +70,7 @@ def prepare(
     elsewhere: Elsewhere | None = None,
 ) -> tuple[Plan, FioInfo]:
     """Everything that can refuse a run does so before anything is stored or written; `say` prints a line."""
-    for line in plan_remarks(plan):
+    for line in plan_remarks(plan) + list(target.warnings):
         say(line)
     if elsewhere is not None:
         elsewhere.refuse_unsupported(plan)

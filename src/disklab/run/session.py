@@ -33,10 +33,17 @@ def start_run(store: Store, plan: Plan, target: Target, fio: FioInfo, schedule: 
     purged = purge(target, destroy_data, force) if plan.suite.rounds and plan.suite.rounds.purge else None
     engines = ", ".join(sorted({t.engine for t in plan.tests}))
     run_id = store.create_run(new_run(plan.suite, target, fio.version_text, engines, params, schedule.expected_steps()))
+    keep_warnings(store, run_id, target)
     if purged:
         say(purged)
         store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})
     return run_id
+
+
+def keep_warnings(store: Store, run_id: int, target: Target) -> None:
+    """Why the disk under test may not be the one meant (targets/target.py), kept where show and the report say it."""
+    if target.warnings:
+        store.set_run_values("run_outcomes", run_id, {"target": {"summary": "\n".join(target.warnings)}})
 
 
 def carry_out(

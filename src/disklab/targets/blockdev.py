@@ -12,19 +12,17 @@ import errno
 import os
 import re
 import stat
-import subprocess
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import SafetyError, UserError
 from disklab.targets.mounts import unescape_octal
+from disklab.targets.signatures import run_blkid, signatures_from_blkid, with_article
 
 SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size
 
 READ_ONLY_HINT = "--read-only to run only the tests that read"
-BLKID_NOTHING_FOUND = 2
-BLKID_AMBIGUOUS = 8
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ class DeviceUse:
         """Reasons --force overrides: data that nothing is using right now."""
         reasons = []
         if self.signatures:
-            reasons.append("carries " + _join_words([_with_article(s) for s in self.signatures]))
+            reasons.append("carries " + _join_words([with_article(s) for s in self.signatures]))
         if self.partitions:
             reasons.append(f"has partitions {', '.join(self.partitions)}")
         return reasons
@@ -129,7 +127,7 @@ def inspect_device_use(device: BlockDevice, *, sysfs_root: str = "/sys", proc_ro
         mounted=_mounts_of(numbers, Path(proc_root) / "self" / "mountinfo"),
         swap=_swaps_of(numbers, Path(proc_root) / "swaps"),
         holders=tuple(_describe_holder(node) for node in nodes if node.is_holder),
-        signatures=_signatures_from_blkid(device.path, run_blkid(device.path)),
+        signatures=signatures_from_blkid(device.path, run_blkid(device.path)),
         partitions=tuple(node.name for node in nodes if _is_partition_of(node, directory)),
         busy=busy,
     )
@@ -197,50 +195,6 @@ def exclusive_open_refused(path: str) -> bool:
         ) from error
     os.close(fd)
     return False
-
-
-def run_blkid(path: str) -> subprocess.CompletedProcess[str]:
-    """Low-level probe (-p, bypassing blkid's cache) for file system, RAID and partition-table signatures."""
-    try:
-        return subprocess.run(
-            ["blkid", "-p", "-o", "export", path], capture_output=True, text=True, check=False
-        )
-    except FileNotFoundError as error:
-        raise SafetyError(
-            f"cannot check {path} for existing data: blkid is not installed; install util-linux"
-        ) from error
-
-
-def _signatures_from_blkid(path: str, result: subprocess.CompletedProcess[str]) -> tuple[str, ...]:
-    # blkid also exits 2 when it cannot open the device; only a silent 2 means "blank".
-    if result.returncode == BLKID_NOTHING_FOUND and not result.stderr.strip():
-        return ()
-    if result.returncode == BLKID_AMBIGUOUS:
-        return ("several conflicting signatures (blkid -p reports an ambiguous result)",)
-    if result.returncode != 0:
-        detail = result.stderr.strip() or f"exit status {result.returncode}"
-        raise SafetyError(f"cannot check {path} for existing data: blkid -p failed ({detail}); run it by hand to see why")
-    fields = {}
-    for line in result.stdout.splitlines():
-        key, separator, value = line.partition("=")
-        if separator:
-            fields[key] = value
-    signatures = []
-    if "PTTYPE" in fields:
-        signatures.append(f"{fields['PTTYPE']} partition table")
-    if "TYPE" in fields:
-        signatures.append(_describe_signature(fields["TYPE"], fields.get("USAGE", "")))
-    return tuple(signatures)
-
-
-def _describe_signature(kind: str, usage: str) -> str:
-    if kind.endswith("_member"):  # linux_raid_member, LVM2_member, zfs_member: the name already says it
-        return kind
-    if usage == "filesystem":
-        return f"{kind} file system"
-    if usage == "crypto":
-        return f"{kind} encrypted volume"
-    return f"{kind} signature"
 
 
 def _walk_down(directory: Path) -> list[_SysfsNode]:
@@ -392,7 +346,3 @@ def _proc_lines(path: Path) -> list[str]:
 
 def _join_words(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _with_article(noun: str) -> str:
-    return f"an {noun}" if noun[:1].lower() in "aeioux" else f"a {noun}"

@@ -1,18 +1,21 @@
-"""Mounts as /proc/self/mountinfo lists them: which mount holds a path, and which file systems live in memory.
+"""Mounts as /proc/self/mountinfo lists them: which mount holds a path, and which file systems live in memory; and
+the mounts /etc/fstab promises, to tell a mount point whose file system is missing.
 
-Looked up defensively: an unreadable mountinfo gives no mounts and a path that
-cannot be stat'ed gives None ("unknown"), never an exception.
+Looked up defensively: an unreadable mountinfo or fstab gives no mounts and a
+path that cannot be stat'ed gives None ("unknown"), never an exception.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 # File systems that keep their files in memory, never on a disk of their own (tmpfs may swap some of it out).
 MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs", "rootfs"})
+FSTAB = "/etc/fstab"
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,55 @@ def _mounts(proc: str) -> list[Mount]:
             source=unescape_octal(fields[separator + 2]), options=merged, device_number=(int(major), int(minor)),
         ))
     return mounts
+
+
+@dataclass(frozen=True)
+class FstabEntry:
+    """A file system /etc/fstab mounts (swap and other entries without a mount point are left out)."""
+
+    source: str  # as written: /dev/sdb1, UUID=..., LABEL=..., server:/export
+    mount_point: str  # normalised, not resolved: resolving would stat every mount point, a hung NFS server's too
+    fs_type: str
+    options: tuple[str, ...]
+
+
+def parse_fstab(text: str) -> list[FstabEntry]:
+    """fstab(5): fields apart by spaces or tabs (only those: libmount's rule), \\ooo escapes, '#' comment lines;
+    anything malformed is skipped."""
+    entries = []
+    for line in text.split("\n"):
+        fields = [field for field in re.split("[ \t]+", line) if field]
+        if len(fields) < 2 or fields[0].startswith("#"):
+            continue
+        mount_point = unescape_octal(fields[1])
+        fs_type = unescape_octal(fields[2]) if len(fields) > 2 else "auto"
+        if not mount_point.startswith("/") or fs_type == "swap" or "\0" in mount_point:
+            continue
+        options = tuple(unescape_octal(fields[3]).split(",")) if len(fields) > 3 else ("defaults",)
+        entries.append(FstabEntry(unescape_octal(fields[0]), _normal(mount_point), fs_type, options))
+    return entries
+
+
+def read_fstab(path: str = FSTAB) -> list[FstabEntry]:
+    try:
+        return parse_fstab(Path(path).read_bytes().decode("utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+def unmounted_fstab_entry(path: str, fstab: str = FSTAB, proc: str = "/proc") -> tuple[FstabEntry, Mount] | None:
+    """The fstab entry whose file system ought to hold `path` but is not mounted, and the mount that holds it
+    instead: the deepest fstab mount point at or above the path lies deeper than the mount actually holding it."""
+    real = os.path.realpath(path)
+    above = [e for e in read_fstab(fstab) if real == e.mount_point or real.startswith(e.mount_point.rstrip("/") + "/")]
+    holder = mount_of(real, proc)
+    if not above or holder is None:
+        return None
+    entry = max(above, key=lambda e: len(e.mount_point))
+    return (entry, holder) if len(entry.mount_point) > len(holder.mount_point) else None
+
+
+def _normal(mount_point: str) -> str:
+    """/data/, //data and /data/./x/.. all name /data."""
+    normal = posixpath.normpath(mount_point)
+    return "/" + normal.lstrip("/")

@@ -11,7 +11,7 @@ from pathlib import Path
 from disklab.system.host import host_identity, process_alive
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
-from disklab.targets.mounts import MEMORY_FS_TYPES, mount_of
+from disklab.targets.mounts import FSTAB, MEMORY_FS_TYPES, mount_of, unmounted_fstab_entry
 from disklab.units import format_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.
@@ -21,6 +21,8 @@ FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
 _DISKLAB_ENTRY = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(?P<kind>testfile|files|pgcluster)$")
 # When the file system's device cannot be found (tmpfs, network file systems), assume the common sector size.
 DEFAULT_LOGICAL_BLOCK_SIZE = 512
+# Where disks are mounted by hand or by the desktop: an empty folder there on the root file system awaits one.
+MOUNT_FOLDERS = ("/mnt", "/media")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Target:
     disklab_owns_file: bool  # disklab creates the test file and removes it afterwards
     capacity_bytes: int | None  # device or existing file size; None for a file yet to be made
     device: BlockDevice | None
+    warnings: tuple[str, ...] = ()  # lines said before the run and kept with it: why the disk may not be the one meant
 
     @property
     def file_set_dir(self) -> str:
@@ -44,9 +47,11 @@ class Target:
         return logical_block_size_under(Path(self.test_path).parent)
 
 
-def resolve_target(path: str) -> Target:
+def resolve_target(path: str, new_file: bool = False, fstab: str = FSTAB) -> Target:
+    """What `path` names, refused when it does not exist (unless `new_file` asks for a test file there) or lies on a
+    mount point of `fstab` whose file system is not mounted, where the run would measure another disk."""
     try:
-        return _resolve_target(path)
+        return _resolve_target(path, new_file, fstab)
     except OSError as exc:  # a name too long, a loop of links, a folder we may not enter: the user's path
         raise UserError(f"target {path[:60]}{'...' if len(path) > 60 else ''}: {exc.strerror or exc}") from None
 
@@ -59,26 +64,74 @@ def absolute_path(path: str) -> Path:
         raise UserError(f"{path[:60]}: cannot expand {path.split('/')[0][:30]!r}: no such user's home") from None
 
 
-def _resolve_target(path: str) -> Target:
+def _resolve_target(path: str, new_file: bool, fstab: str) -> Target:
     resolved = absolute_path(path)
     if not resolved.exists():
-        if path.endswith("/"):
-            raise UserError(f"target directory {path} does not exist; create it first")
-        if _in_device_folder(resolved.parent):
-            raise UserError(f"target {path}: no such device (disklab makes no test file among device nodes)")
-        if resolved.parent.is_dir():
-            return Target("file", str(resolved), str(resolved), True, None, None)
-        raise UserError(f"target {path} does not exist")
+        return _new_file(path, resolved, new_file, fstab)
+    if new_file:
+        raise UserError(f"target {path} already exists: leave out --new-file (it makes a test file where there is "
+                        "none)")
     mode = resolved.stat().st_mode
-    if stat.S_ISDIR(mode):
-        test_file = disklab_entry(resolved, "testfile")
-        return Target("directory", str(resolved), str(test_file), True, None, None)
     if stat.S_ISBLK(mode):
         device = probe_block_device(str(resolved))
         return Target("device", str(resolved), str(resolved), False, device.size_bytes, device)
+    _refuse_unmounted(path, resolved, resolved, fstab)
+    if stat.S_ISDIR(mode):
+        test_file = disklab_entry(resolved, "testfile")
+        return Target("directory", str(resolved), str(test_file), True, None, None, _awaiting_a_disk(resolved))
     if stat.S_ISREG(mode):
         return Target("file", str(resolved), str(resolved), False, resolved.stat().st_size, None)
     raise UserError(f"target {path} is neither a directory, a regular file nor a block device")
+
+
+def _new_file(path: str, resolved: Path, new_file: bool, fstab: str) -> Target:
+    """A missing path is a typo or a disk not mounted far more often than a wish for a file: only --new-file makes
+    one, and only in a folder that exists."""
+    if path.endswith("/"):
+        raise UserError(f"target directory {path} does not exist; create it first")
+    if _in_device_folder(resolved.parent):
+        raise UserError(f"target {path}: no such device (disklab makes no test file among device nodes)")
+    if not resolved.parent.is_dir():
+        raise UserError(f"target {path} does not exist, nor does its folder {resolved.parent}: check the path")
+    if not new_file:
+        raise UserError(f"target {path} does not exist: create the directory, or give --new-file to make a test "
+                        "file at that path")
+    _refuse_unmounted(path, resolved, resolved.parent, fstab)
+    return Target("file", str(resolved), str(resolved), True, None, None, _awaiting_a_disk(resolved.parent))
+
+
+def _refuse_unmounted(path: str, resolved: Path, where: Path, fstab: str) -> None:
+    """A mount point whose file system is not mounted is an empty folder on the disk beneath: never the one meant.
+    `where` is the target, or the folder of a test file yet to be made."""
+    found = unmounted_fstab_entry(str(where), fstab)
+    if found is None:
+        return
+    entry, holder = found
+    instead = (f"the root disk ({holder.source})" if holder.mount_point == "/"
+               else f"{holder.source} ({holder.fs_type} mounted at {holder.mount_point})")
+    noauto = ", noauto" if "noauto" in entry.options else ""
+    if os.path.realpath(resolved) == entry.mount_point:
+        what = f"target {path} is a mount point in {fstab} ({entry.source}{noauto}) but nothing is mounted there"
+    else:
+        what = (f"target {path} is under {entry.mount_point}, a mount point in {fstab} ({entry.source}{noauto}) "
+                "where nothing is mounted")
+    raise UserError(f"{what}: it would test {instead}; mount it first ('mount {entry.mount_point}'), or name "
+                    "another directory")
+
+
+def _awaiting_a_disk(folder: Path) -> tuple[str, ...]:
+    """An empty folder under /mnt or /media on the root file system is most likely where a disk should be mounted."""
+    real = os.path.realpath(folder)
+    if not any(real.startswith(f"{top}/") for top in MOUNT_FOLDERS):
+        return ()
+    mount = mount_of(real)
+    if mount is None or mount.mount_point != "/":
+        return ()
+    with os.scandir(real) as entries:
+        if any(not _DISKLAB_ENTRY.match(entry.name) for entry in entries):
+            return ()
+    return (f"warning: {folder} is an empty directory on the root file system: if a disk belongs there, it is not "
+            f"mounted, and this run measures the root disk ({mount.source}); mount the disk first to test it",)
 
 
 def _in_device_folder(folder: Path) -> bool:

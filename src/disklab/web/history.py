@@ -130,7 +130,9 @@ def _cell(cell: Cell, before: Cell | None, heading: str, metric: str, entry: Ent
     moved = cell.verdict in (BETTER, WORSE)
     classes = " ".join(["change-point"] * moved + [f"verdict-{cell.verdict.replace(' ', '-')}"])
     ratio = f"{cell.ratio:.2f}x, " if cell.ratio is not None else ""
-    title = (f"{heading}: {format_value(metric, before)} in run {entry.previous.id} -> {text} ({ratio}{cell.verdict}; "
+    # The first step of a page is judged against a run on the page before: its figure is not in this table.
+    was = f"{format_value(metric, before)} in " if before is not None and before.summary is not None else ""
+    title = (f"{heading}: {was}run {entry.previous.id} -> {text} ({ratio}{cell.verdict}; "
              f"{cell.basis}, tolerance {tolerance_percent:g} %)") + (f": {cell.reason}" if cell.reason else "")
     if moved:
         title += " · changed since run {}: {}".format(

@@ -1,5 +1,6 @@
 """The whole machine's CPU use over an interval, from /proc/stat: pgbench and the server share the machine, and a
-database benchmark that saturates the CPU measures the CPU, not the disk (M3 asks how loaded the CPU is)."""
+database benchmark that saturates the CPU measures the CPU, not the disk (M3 asks how loaded the CPU is); other
+processes' CPU time beside a test is contention (system/contention.py)."""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ class CpuTimes:
     system: int  # system + irq + softirq
     iowait: int
     total: int
+    interrupts: int = 0  # irq + softirq (in system too): the completions of every I/O, whoever issued it
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,8 @@ def read_cpu_times(stat_text: str | None = None) -> CpuTimes:
     ticks = [int(v) for v in text.splitlines()[0].split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (ticks + [0] * 8)[:8]
     # guest time is already counted in user time
-    return CpuTimes(user + nice, system + irq + softirq, iowait, user + nice + system + idle + iowait + irq + softirq + steal)
+    return CpuTimes(user + nice, system + irq + softirq, iowait, user + nice + system + idle + iowait + irq + softirq + steal,
+                    irq + softirq)
 
 
 def cpu_use(before: CpuTimes, after: CpuTimes) -> CpuUse:
