@@ -1,6 +1,6 @@
 """Does compare call noise a change, and does it find a real one? Verdicts of default runs on this machine.
 
-Run by hand (not part of the tests), on a directory of the disk to measure:
+Run by hand (not part of the tests), on a directory of the disk to measure (--judge HOME judges kept runs again):
 
     .venv/bin/python bench/verdicts.py /var/tmp/verdicts [--pairs 5] [--trials 3] [--db-pairs 1]
                                        [--variants default,repeat1,repeat3] [--variant-pairs 2]
@@ -73,7 +73,7 @@ def compare(env: dict, baseline: int, other: int) -> list[dict]:
     return json.loads(disklab(env, "compare", str(baseline), str(other), "--format", "json"))["rows"]
 
 
-def tally_same(env: dict, rows: list[dict], tally: Tally) -> None:
+def tally_same(rows: list[dict], tally: Tally) -> None:
     for row in rows:
         tally.add(row["values"][1]["verdict"])
 
@@ -120,47 +120,76 @@ def database_qd1_suite(folder: Path) -> Path:
     return path
 
 
+def measure(args, env: dict, home: Path) -> list[dict]:
+    """Run every experiment; each is written to home/experiments.json as it completes, for --judge to read again."""
+    experiments: list[dict] = []
+
+    def done(kind: str, variant: str, a: int, b: int) -> None:
+        experiments.append({"kind": kind, "variant": variant, "a": a, "b": b})
+        (home / "experiments.json").write_text(json.dumps(experiments, indent=1))
+
+    for name in args.variants.split(","):
+        options = VARIANTS[name]
+        pairs = args.pairs if name == "default" else args.variant_pairs
+        trials = args.trials if name == "default" else args.variant_pairs
+        print(f"{name}: {pairs} same-configuration pairs of quick", flush=True)
+        for _ in range(pairs):
+            done("same", name, run(env, "quick", args.target, options), run(env, "quick", args.target, options))
+        db_pairs = args.db_pairs if name == "default" else 0
+        if db_pairs:
+            print(f"{name}: {db_pairs} same-configuration pairs of the database QD1 row", flush=True)
+            suite = str(database_qd1_suite(home))
+            size = ["--size", args.db_size] if args.db_size else []
+            for _ in range(db_pairs):
+                done("db", name, run(env, suite, args.target, options + size), run(env, suite, args.target, options + size))
+        print(f"{name}: {trials} trials of a real difference (rate_iops at 2/3)", flush=True)
+        for _ in range(trials):
+            uncapped = run(env, "quick", args.target, options)
+            done("real", name, uncapped, run(env, str(capped_suite(env, uncapped, home)), args.target, options))
+    return experiments
+
+
+def judge(env: dict, experiments: list[dict]) -> dict[str, tuple[Tally, Tally, Tally, Tally]]:
+    """Each experiment compared as a user would, with the verdicts of the code at hand."""
+    results: dict[str, tuple[Tally, Tally, Tally, Tally]] = {}
+    for e in experiments:
+        same, db_same, throughput, latency = results.setdefault(e["variant"], (Tally(), Tally(), Tally(), Tally()))
+        if e["kind"] == "real":
+            tally_real(compare(env, e["a"], e["b"]), "worse", throughput, latency)
+            tally_real(compare(env, e["b"], e["a"]), "better", throughput, latency)
+        else:
+            tally_same(compare(env, e["a"], e["b"]), same if e["kind"] == "same" else db_same)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("target", type=Path, help="a directory on the disk to measure")
+    parser.add_argument("target", type=Path, nargs="?", help="a directory on the disk to measure")
     parser.add_argument("--pairs", type=int, default=5, help="same-configuration pairs of quick, defaults")
     parser.add_argument("--trials", type=int, default=3, help="uncapped/capped pairs of quick, defaults")
     parser.add_argument("--db-pairs", type=int, default=1, help="same-configuration pairs of the database QD1 row")
     parser.add_argument("--db-size", help="--size for the database row (default: the suite's 16 GiB)")
     parser.add_argument("--variants", default="default,repeat1,repeat3")
     parser.add_argument("--variant-pairs", type=int, default=2, help="pairs and trials of each other variant")
+    parser.add_argument("--home", type=Path, help="keep the runs in this new DISKLAB_HOME (default: a temporary one)")
+    parser.add_argument("--judge", type=Path, metavar="HOME",
+                        help="measure nothing: judge the experiments kept in HOME again (after a change of verdicts)")
     args = parser.parse_args()
-    args.target.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="disklab-verdicts-") as home:
-        env = {**os.environ, "DISKLAB_HOME": home}
+    with tempfile.TemporaryDirectory(prefix="disklab-verdicts-") as scratch:
+        home = args.judge or args.home or Path(scratch)
+        env = {**os.environ, "DISKLAB_HOME": str(home)}
         env.pop("DISKLAB_DB", None)
-        for name in args.variants.split(","):
-            variant = VARIANTS[name]
-            pairs = args.pairs if name == "default" else args.variant_pairs
-            trials = args.trials if name == "default" else args.variant_pairs
-            same, db_same = Tally(), Tally()
-            throughput, latency = Tally(), Tally()
-            print(f"{name}: {pairs} same-configuration pairs of quick", flush=True)
-            for _ in range(pairs):
-                a, b = run(env, "quick", args.target, variant), run(env, "quick", args.target, variant)
-                tally_same(env, compare(env, a, b), same)
-            db_pairs = args.db_pairs if name == "default" else 0
-            if db_pairs:
-                print(f"{name}: {db_pairs} same-configuration pairs of the database QD1 row", flush=True)
-                suite = str(database_qd1_suite(Path(home)))
-                size = ["--size", args.db_size] if args.db_size else []
-                for _ in range(db_pairs):
-                    a, b = run(env, suite, args.target, variant + size), run(env, suite, args.target, variant + size)
-                    tally_same(env, compare(env, a, b), db_same)
-            print(f"{name}: {trials} trials of a real difference (rate_iops at 2/3)", flush=True)
-            for _ in range(trials):
-                uncapped = run(env, "quick", args.target, variant)
-                capped = run(env, str(capped_suite(env, uncapped, Path(home))), args.target, variant)
-                tally_real(compare(env, uncapped, capped), "worse", throughput, latency)
-                tally_real(compare(env, capped, uncapped), "better", throughput, latency)
-            results[name] = (same, db_same, throughput, latency)
+        if args.judge:
+            experiments = json.loads((home / "experiments.json").read_text())
+        else:
+            if args.target is None:
+                parser.error("name a target directory, or --judge HOME")
+            args.target.mkdir(parents=True, exist_ok=True)
+            if args.home:
+                args.home.mkdir(parents=True)  # a new one: the runs of one bench, nothing else
+            experiments = measure(args, env, home)
+        results = judge(env, experiments)
     print(f"\nverdicts on this machine ({time.monotonic() - started:.0f} s in all; load average now "
           f"{os.getloadavg()[0]:.2f})")
     print("variant   | same config, quick: false better/worse | database QD1 row: false | real difference "

@@ -129,12 +129,15 @@ def test_with_repeats_a_difference_must_pass_the_t_test_and_the_tolerance(store)
         return stored_run(store, [("t", {}, [job(v) for v in values])])
 
     base, not_significant, significant = run(BASE), run(SHIFTED_4), run(SHIFTED_5)
-    strict = compare_runs([base, not_significant, significant], tolerance_percent=1)
+    strict = compare_runs([base, not_significant, significant], tolerance_percent=0)
     cells = row(strict, "t", "iops").cells
-    # 4.5 % apart, not significant, with intervals of +/- 4 %: whether they differ by more than 1 % cannot be told.
+    # 4.5 % apart, not significant, with intervals of +/- 4 %: whether they differ at all cannot be told.
     assert [(c.verdict, c.basis) for c in cells[1:]] == [(INCONCLUSIVE, "t-test"), (BETTER, "t-test")]
     assert cells[1].reason == NOT_SIGNIFICANT
     assert cells[0].summary.n == 4 and strict.repeated
+    # 5.4 % apart and significantly apart, but not significantly more than 1 % apart: the test is of the tolerance.
+    beyond_one = row(compare_runs([base, significant], tolerance_percent=1), "t", "iops").cells[1]
+    assert (beyond_one.verdict, beyond_one.reason) == (INCONCLUSIVE, NOT_SIGNIFICANT)
     default = compare_runs([base, significant])
     assert row(default, "t", "iops").cells[1].verdict == WITHIN_NOISE, "significant, but only 5.4 %: under 10 %"
 
@@ -304,13 +307,14 @@ def test_within_noise_means_measured_within_the_tolerance_not_too_noisy_to_tell(
     assert judge(one(104), precise, True, 10) == Judgement(WITHIN_NOISE, INTERVAL)
 
 
-def test_a_single_run_against_repeats_must_fall_outside_where_one_more_run_would():
-    repeats = summarize([95, 100, 105])  # mean 100 +/- 12.4; one more run: 100 +/- 24.8
+def test_a_single_run_against_repeats_must_fall_beyond_the_tolerance_from_where_one_more_run_would():
+    repeats = summarize([95, 100, 105])  # mean 100 +/- 12.4; one more run: 100 +/- 24.8, and the tolerance: 10
     assert repeats.ci95_half_width == pytest.approx(12.42, abs=0.01)
-    for single, verdict in ((120, INCONCLUSIVE), (80, INCONCLUSIVE), (130, BETTER), (70, WORSE)):
+    for single, verdict in ((120, INCONCLUSIVE), (80, INCONCLUSIVE), (130, INCONCLUSIVE), (140, BETTER), (60, WORSE)):
         assert judge(repeats, one(single), True, 10).verdict == verdict, single
-    assert judge(repeats, one(120), True, 10).reason == IN_PREDICTION, "outside the mean's interval is not enough"
-    assert judge(one(130), repeats, True, 10) == Judgement(WORSE, INTERVAL), "the single run as the baseline"
+    assert judge(repeats, one(130), True, 10).reason == IN_PREDICTION, "30 apart: 20 beyond the tolerance, < 24.8"
+    assert judge(repeats, one(130), True, 0).verdict == BETTER, "with no tolerance, outside the prediction is enough"
+    assert judge(one(140), repeats, True, 10) == Judgement(WORSE, INTERVAL), "the single run as the baseline"
 
 
 def test_single_runs_get_no_verdict_however_far_apart_with_the_ratio_and_the_fix(store):

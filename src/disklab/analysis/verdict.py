@@ -1,9 +1,11 @@
 """The verdict on one sample of a figure against another: better, worse, within noise, inconclusive, or none.
 
-A difference counts (better / worse) only when it is larger than the tolerance and the figures' spread supports it:
-when both samples are repeats, Welch's t-test finds it significant at 95 % (asv's rule: a factor and a significance
-test) and neither 95 % interval is wider than the difference; when one is, the other's single figure lies outside the
-range the repeats predict for one more run. Where the spread cannot tell, the verdict says so (inconclusive) instead
+A difference counts (better / worse) only when the figures' spread supports a difference larger than the tolerance:
+when both samples are repeats, Welch's t-test finds the difference beyond the tolerance significant at 95 % (asv's
+rule, a factor and a significance test, with the factor inside the test: a difference merely non-zero is not
+enough, since runs of one configuration differ by more than their passes do) and neither 95 % interval is wider than
+the difference; when one is, the other's single figure lies beyond the tolerance from the range the repeats predict
+for one more run. Where the spread cannot tell, the verdict says so (inconclusive) instead
 of guessing. Where neither side measured a spread (one pass each), there is no verdict at all: two single runs of
 the same configuration on a busy machine differ by 2x, so a tolerance alone calls noise a change.
 """
@@ -24,9 +26,10 @@ T_TEST, INTERVAL, SINGLE_RUNS = "t-test", "interval", "single runs"
 REACHES_ZERO = "a 95 % interval reaches zero (wider than ±100 % of its mean): the repeats do not pin the figure down"
 WIDER_THAN_TOLERANCE = ("the difference is within the tolerance, but a 95 % interval is wider than the tolerance: "
                         "a larger difference could hide in it")
-NOT_SIGNIFICANT = "Welch's t-test does not find the difference significant at 95 %"
+NOT_SIGNIFICANT = "Welch's t-test does not find the difference beyond the tolerance significant at 95 %"
 WIDER_THAN_DIFFERENCE = "a 95 % interval is wider than the difference"
-IN_PREDICTION = "the single run's figure lies within the range the repeats predict for one more run"
+IN_PREDICTION = ("the single run's figure lies within the tolerance of the range the repeats predict for one more "
+                 "run")
 NO_SPREAD = ("neither run measured the figure's spread (a single pass each): run both with the default passes or "
              "--repeat 3 to judge it")
 
@@ -69,16 +72,17 @@ def _unsupported(base: Summary, other: Summary, repeats: list[Summary], beyond_t
     range the repeats predict for one more run.
     """
     difference = abs(other.mean - base.mean)
+    beyond = difference - tolerance_percent / 100 * abs(base.mean)  # the difference the spread must support
     if any(s.ci95_half_width >= abs(s.mean) and s.ci95_half_width > 0 for s in repeats):
         return REACHES_ZERO  # it admits a figure of zero, or below: the repeats settled nothing
     if not beyond_tolerance:
         wide = any(s.ci95_half_width > tolerance_percent / 100 * abs(s.mean) for s in repeats)
         return WIDER_THAN_TOLERANCE if wide else None
     if len(repeats) == 2:
-        if not welch_significant(base, other):
+        if not welch_significant(base, other, beyond):
             return NOT_SIGNIFICANT
         return WIDER_THAN_DIFFERENCE if max(base.ci95_half_width, other.ci95_half_width) > difference else None
-    if len(repeats) == 1 and difference <= _prediction_half_width(repeats[0]):
+    if len(repeats) == 1 and beyond <= _prediction_half_width(repeats[0]):
         return IN_PREDICTION
     return None
 
@@ -92,11 +96,13 @@ def _prediction_half_width(sample: Summary) -> float:
     return sample.ci95_half_width * math.sqrt(sample.n + 1)
 
 
-def welch_significant(a: Summary, b: Summary) -> bool:
-    """Welch's t-test at 95 % (two-sided): means of samples whose variances may differ."""
+def welch_significant(a: Summary, b: Summary, beyond: float | None = None) -> bool:
+    """Welch's t-test at 95 % (two-sided): means of samples whose variances may differ. With `beyond`, whether they
+    differ by more than the tolerance: the part of their difference beyond it (tested against zero without)."""
     va, vb = a.stdev**2 / a.n, b.stdev**2 / b.n
+    excess = abs(a.mean - b.mean) if beyond is None else beyond
     if va + vb == 0:
-        return a.mean != b.mean
-    t = abs(a.mean - b.mean) / math.sqrt(va + vb)
+        return excess > 0
+    t = excess / math.sqrt(va + vb)
     df = (va + vb) ** 2 / ((va**2 / (a.n - 1) if va else 0) + (vb**2 / (b.n - 1) if vb else 0))
     return t > t_975(df)

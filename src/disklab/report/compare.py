@@ -58,12 +58,12 @@ def notes(view: Shown) -> list[str]:
     ]
     bases = c.bases
     if T_TEST in bases:
-        lines.append("where both runs repeated a test (t-test): a verdict also needs Welch's t-test at 95 % and each "
-                     "mean outside the other's 95 % interval")
+        lines.append("where both runs repeated a test (t-test): a verdict also needs Welch's t-test at 95 % to find the "
+                     "difference beyond the tolerance, and each mean outside the other's 95 % interval")
     if INTERVAL in bases:
         lines.append("where one run repeated a test and the other ran it once (interval): a verdict also needs the "
-                     "single figure outside the 95 % prediction interval of the repeats (where one more run would "
-                     "fall); the single run's own spread is not measured")
+                     "single figure beyond the tolerance from the 95 % prediction interval of the repeats (where one "
+                     "more run would fall); the single run's own spread is not measured")
     if SINGLE_RUNS in bases:
         count = sum(c.verdict == NO_VERDICT for row in view.comparison.rows for c in row.cells[1:])
         lines.append(f"{NO_VERDICT} ({SINGLE_RUNS}), {count} figure{'s' if count != 1 else ''}: neither run measured "
