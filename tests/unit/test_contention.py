@@ -38,6 +38,7 @@ def test_other_cpu_and_io_are_what_the_machine_did_beyond_ours(monkeypatch):
     seen = contention(before, after, fio_io_bytes=300_000_000)
     assert seen == Contention(4.0, (6.0 - 2.0) / 4, 200_000_000 / 4)
     assert contention(before, before, 0) is None
+    assert contention(before, Snapshot(10.5, 1_600, 2.0, 0), 0) is None, "half a second: 50 ticks say nothing"
     assert contention(before, Snapshot(14.0, 1_600, 4.0, None), 0).other_io_bytes_per_s is None
 
 

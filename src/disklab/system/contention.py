@@ -19,6 +19,8 @@ from disklab.system.cpu import read_cpu_times
 
 PROC_DISKSTATS = Path("/proc/diskstats")
 SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device's own sector size
+# The kernel counts CPU time in clock ticks (10 ms): over a shorter window an average says nothing.
+MIN_WINDOW_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,9 @@ def snapshot(devices: tuple[str, ...]) -> Snapshot:
 
 
 def contention(before: Snapshot, after: Snapshot, fio_io_bytes: int) -> Contention | None:
-    """None when nothing was measured (no time passed)."""
+    """None when the window is too short to average over (a test of under a second, or no fio at all)."""
     seconds = after.at_s - before.at_s
-    if seconds <= 0:
+    if seconds < MIN_WINDOW_S:
         return None
     busy_s = (after.busy_ticks - before.busy_ticks) / os.sysconf("SC_CLK_TCK")
     other_cpu_s = max(0.0, busy_s - (after.own_cpu_s - before.own_cpu_s))
