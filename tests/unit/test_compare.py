@@ -445,3 +445,15 @@ def test_a_steady_run_is_judged_by_the_rounds_of_its_steady_window(store):
     cells = row(compare_runs([steady, faster]), "steady", "iops").cells
     assert (cells[0].summary.n, cells[0].summary.mean) == (5, pytest.approx(4020))
     assert (cells[1].verdict, cells[1].basis) == (BETTER, T_TEST)
+
+
+def test_a_withheld_figure_makes_no_crossover(store):
+    """The crossover of two capped sweeps, then the same with other work beside one pass of the slower run."""
+    iops_capped = bs_sweep(store, lambda bs: 100 * bs / 1e6)
+    bandwidth_capped = bs_sweep(store, lambda bs: 2.4576)
+    assert compare_runs([iops_capped, bandwidth_capped]).crossovers
+    for test in bandwidth_capped.tests:
+        store.add_flag(test.id, "busy-machine", "other work ran beside this test: ...")
+    busy = store.get_run(bandwidth_capped.info.id)
+    assert compare_runs([iops_capped, busy]).crossovers == ()
+    assert compare_runs([busy, iops_capped]).crossovers == (), "nor with the flagged run as the baseline"

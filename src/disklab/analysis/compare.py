@@ -87,6 +87,7 @@ class Cell:
     verdict: str | None = None  # BETTER, WORSE, WITHIN_NOISE, INCONCLUSIVE or NO_VERDICT
     basis: str | None = None  # T_TEST, INTERVAL or SINGLE_RUNS
     reason: str | None = None  # why the verdict is INCONCLUSIVE or NO_VERDICT
+    withheld_by: str | None = None  # a flag of the tests behind this figure withholds any verdict on it (why)
 
 
 @dataclass(frozen=True)
@@ -287,9 +288,10 @@ def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: fl
             samples = [unit_sample(unit, direction, metric) if unit else None for unit in present]
             if samples[0] is None or all(s is None for s in samples[1:]):
                 continue
-            cells = (Cell(samples[0]),) + tuple(
-                Cell(None) if s is None else withheld(judged(samples[0], s, metric, tolerance_percent), present[0], unit)
-                for s, unit in zip(samples[1:], present[1:])
+            flagged = [unit and withheld_reason(flag for test in unit.tests for flag, _ in test.flags) for unit in present]
+            cells = (Cell(samples[0], withheld_by=flagged[0]),) + tuple(
+                Cell(None) if s is None else withheld(judged(samples[0], s, metric, tolerance_percent), flagged[0], why)
+                for s, why in zip(samples[1:], flagged[1:])
             )
             rows.append(Row(label, key, direction, metric.name, cells))
     return rows
@@ -306,12 +308,13 @@ def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_perce
     return Cell(other, ratio(base, other), judgement.verdict, judgement.basis, judgement.reason)
 
 
-def withheld(cell: Cell, base: _Unit, other: _Unit) -> Cell:
+def withheld(cell: Cell, base: str | None, other: str | None) -> Cell:
     """A better or worse that rests on a test fio did not finish, or one other work ran beside, is inconclusive."""
-    if cell.verdict not in (BETTER, WORSE):
+    cell = replace(cell, withheld_by=other)
+    reason = base or other
+    if cell.verdict not in (BETTER, WORSE) or reason is None:
         return cell
-    reason = withheld_reason(flag for unit in (base, other) for test in unit.tests for flag, _ in test.flags)
-    return cell if reason is None else replace(cell, verdict=INCONCLUSIVE, reason=reason)
+    return replace(cell, verdict=INCONCLUSIVE, reason=reason)
 
 
 def find_crossovers(rows: Sequence[Row], tolerance_percent: float, exact: bool = False) -> tuple[Crossover, ...]:
@@ -346,8 +349,8 @@ def find_crossovers(rows: Sequence[Row], tolerance_percent: float, exact: bool =
 
 def _leader(row: Row, metric: CompareMetric, tolerance_percent: float, exact: bool) -> int | None:
     present = [(i, c.summary) for i, c in enumerate(row.cells) if c.summary is not None]
-    if len(present) < 2:
-        return None
+    if len(present) < 2 or any(c.withheld_by for c in row.cells):
+        return None  # a figure no verdict may rest on leads nobody
     pick = max if metric.higher_is_better else min
     best, best_summary = pick(present, key=lambda p: p[1].mean)
     beaten = all(
