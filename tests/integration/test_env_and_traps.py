@@ -42,7 +42,8 @@ def test_a_buffered_test_on_a_cached_small_file_is_flagged_as_a_cache_artefact(t
     assert result.returncode == 0, result.stderr
     (run,) = disklab.runs()
     (test,) = disklab.tests(run["id"])
-    flags = disklab.query("SELECT flag, message FROM test_flags WHERE test_id = ?", (test["id"],))
+    flags = disklab.query("SELECT flag, message FROM test_flags WHERE test_id = ? AND flag != 'busy-machine'",
+                          (test["id"],))  # other work beside the test (another suite running) is flagged too
     assert [f["flag"] for f in flags] == ["page-cache"]
     assert "page cache can serve this; M3 asks for at least 2x RAM" in flags[0]["message"]
     shown = disklab("show", "last").stdout
