@@ -149,10 +149,12 @@ class Disklab:
             env=env or self.env, timeout=COMMAND_TIMEOUT_S,
         )
 
-    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """Running on while the test signals it: it takes SIGINT as Ctrl-C; stopped at teardown if it still runs."""
+    def start(self, *args: str, env: dict[str, str] | None = None,
+              under: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+        """Running on while the test signals it: it takes SIGINT as Ctrl-C; stopped at teardown if it still runs.
+        `under` is a command that execs disklab (nohup), so the process is disklab's."""
         return self.children.start(
-            [*disklab_command(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [*under, *disklab_command(), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, env=env or self.env,
         )
 

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import tomllib
 from collections import Counter
 from collections.abc import Callable
@@ -38,9 +39,12 @@ pytestmark = [
 ]
 
 
-def start_capture(disklab: Disklab, device: str, output: Path, *options: str) -> subprocess.Popen[str]:
-    """A capture (tracefs, to see when it traces) running until Ctrl-C; returns once the kernel is tracing."""
-    capture = disklab.start("capture", device, "--method", "tracefs", "--duration", "10m", "-o", str(output), *options)
+def start_capture(disklab: Disklab, device: str, output: Path, *options: str,
+                  under: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """A capture (tracefs, to see when it traces) running until Ctrl-C, started `under` a command such as nohup;
+    returns once the kernel is tracing."""
+    capture = disklab.start("capture", device, "--method", "tracefs", "--duration", "10m", "-o", str(output), *options,
+                            under=under)
     tracing_on = TRACEFS / "instances" / f"disklab-{capture.pid}" / "tracing_on"
 
     def tracing() -> bool:
@@ -153,3 +157,53 @@ def test_a_kill_ends_a_capture_as_ctrl_c_does(disklab: Disklab, attach_loop: Cal
     assert returncode == 0, stderr
     assert {record.action for record in read_trace(output)} == {"read"}
     assert any(note.startswith("ended early (Ctrl-C or a termination signal)") for note in read_meta(output).notes)
+
+
+def test_after_kill_9_the_next_capture_removes_what_the_dead_one_left(
+        disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    device = attach_loop()
+    capture = start_capture(disklab, device, tmp_path / "killed.trace")
+    instance = TRACEFS / "instances" / f"disklab-{capture.pid}"
+    capture.kill()  # SIGKILL: nothing of disklab's runs, the kernel goes on tracing
+    capture.communicate(timeout=COMMAND_TIMEOUT_S)
+    spools = sorted(Path(tempfile.gettempdir()).glob(f"disklab-capture-{capture.pid}-*"))
+    assert (instance / "tracing_on").read_text().strip() == "1", "the kernel stopped tracing by itself"
+    assert spools, os.listdir(tempfile.gettempdir())
+    result = disklab("capture", device, "--method", "tracefs", "--duration", "1s", "-o", str(tmp_path / "next.trace"))
+    assert result.returncode == 0, result.stderr
+    assert f"removed a killed capture's tracing instance, still tracing: {instance}" in result.stderr
+    assert not instance.exists() and not any(spool.exists() for spool in spools)
+    assert not (tmp_path / "killed.trace").exists()
+
+
+def test_doctor_removes_a_killed_captures_instance(disklab: Disklab, attach_loop: Callable[..., str],
+                                                   tmp_path: Path) -> None:
+    capture = start_capture(disklab, attach_loop(), tmp_path / "killed.trace")
+    instance = TRACEFS / "instances" / f"disklab-{capture.pid}"
+    capture.kill()
+    capture.communicate(timeout=COMMAND_TIMEOUT_S)
+    result = disklab("doctor")
+    assert "removed a killed capture's tracing instance" in result.stdout
+    assert not instance.exists()
+    assert "nothing left by killed disklab processes" in disklab("doctor").stdout
+
+
+def test_an_output_that_is_a_fifo_is_refused_and_left_a_fifo(disklab: Disklab, attach_loop: Callable[..., str],
+                                                             tmp_path: Path) -> None:
+    fifo = tmp_path / "out.trace"
+    os.mkfifo(fifo)
+    result = disklab("capture", attach_loop(), "--method", "tracefs", "--duration", "1s", "-o", str(fifo))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"disklab: error: trace {fifo} exists and is not a regular file")
+    assert fifo.is_fifo() and not list(TRACEFS.glob("instances/disklab-*"))
+
+
+def test_a_capture_started_under_nohup_goes_on_through_sighup(disklab: Disklab, attach_loop: Callable[..., str],
+                                                               tmp_path: Path) -> None:
+    device, output = attach_loop(), tmp_path / "nohup.trace"
+    capture = start_capture(disklab, device, output, under=("nohup",))
+    capture.send_signal(signal.SIGHUP)  # ignored, as nohup asked: the I/O after it is traced
+    subprocess.run(fio(device, "--rw=randwrite", "--bs=4k", "--size=1m", "--output=/dev/null"), check=True)
+    returncode, stderr = stop(capture)
+    assert returncode == 0, stderr
+    assert {record.action for record in read_trace(output)} == {"write"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import NEEDS_FIO, Disklab, error_lines, require
+from tests.integration.conftest import COMMAND_TIMEOUT_S, NEEDS_FIO, Disklab, error_lines, require, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -218,6 +218,19 @@ def _store_with_one_run(disklab: Disklab, store: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def _fill(folder: Path) -> Path:
+    filler = folder / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:  # every last block
+        while os.write(descriptor, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+    return filler
+
+
 @NEEDS_MOUNT
 def test_a_store_on_read_only_media_lists_and_shows_but_does_not_store(disklab: Disklab, tmpfs: Path) -> None:
     store = tmpfs / "results.db"
@@ -234,18 +247,31 @@ def test_a_store_on_read_only_media_lists_and_shows_but_does_not_store(disklab: 
 def test_a_full_file_system_under_the_store_says_so(disklab: Disklab, tmpfs: Path) -> None:
     store = tmpfs / "results.db"
     _store_with_one_run(disklab, store)
-    filler = os.open(tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
-    try:  # every last block
-        while os.write(filler, b"\0" * 4096):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(filler)
-
+    _fill(tmpfs)
     assert_one_error(disklab("--db", str(store), "import", str(FIO_JSON)), 5, "the store's file system is full",
                      str(store))
     assert disklab("--db", str(store), "runs").returncode == 0  # reading needs no space
+
+
+@NEEDS_MOUNT
+@NEEDS_FIO
+def test_a_run_stopped_by_a_full_store_is_listed_and_marked_interrupted_once_there_is_room(
+        disklab: Disklab, tmpfs: Path, tmp_path: Path) -> None:
+    store = tmpfs / "results.db"
+    _store_with_one_run(disklab, store)
+    run = disklab.start("--db", str(store), "run", "quick", "--target", str(tmp_path), "--runtime", "3s",
+                        "--size", "4m")
+    assert wait_for(lambda: disklab("--db", str(store), "runs").stdout.count("running") == 1, seconds=120)
+    filler = _fill(tmpfs)
+    _, stderr = run.communicate(timeout=COMMAND_TIMEOUT_S)
+    assert run.returncode == 5 and "the store's file system is full" in stderr, stderr
+
+    for command in (("runs",), ("show", "2")):  # its status cannot be written yet: still listed, and shown
+        result = disklab("--db", str(store), *command)
+        assert result.returncode == 0 and "disklab: error" not in result.stderr, (command, result.stderr)
+    filler.unlink()
+    listed = disklab("--db", str(store), "runs")
+    assert listed.returncode == 0 and "interrupted" in listed.stdout and "running" not in listed.stdout, listed.stdout
 
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom"])

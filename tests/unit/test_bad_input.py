@@ -91,6 +91,11 @@ def test_a_thousand_levels_of_nesting(tmp_path, open_, close):
     refused(invoke("run", suite_file(tmp_path, text), "--dry-run"), 2, "nested too deeply")
 
 
+def test_a_number_thousands_of_digits_long(tmp_path):
+    text = SUITE + "runtime = " + "9" * 5000 + "\n"  # tomllib's own int() refuses it with a plain ValueError
+    refused(invoke("run", suite_file(tmp_path, text), "--dry-run"), 2, "a number thousands of digits long")
+
+
 def test_a_short_suite_of_ten_million_tests_is_refused_before_it_is_expanded(tmp_path):
     text = SUITE + "repeat = 100\n" + "".join(f"{k} = {list(values)}\n" for k, values in (
         ("bs", range(512, 5632, 512)), ("iodepth", range(1, 11)), ("jobs", range(1, 11)), ("rwmixread", range(101))))

@@ -248,3 +248,46 @@ def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_
     titles = re.findall(r'<td class="figure verdict-no-verdict" title="([^"]*)">', newest)
     assert titles and "read IOPS: run 2 -&gt; 1,900 (0.47x, no verdict; single runs" in titles[0]
     assert "change-point" not in newest.split('<table class="history">')[1]
+
+
+def test_a_device_of_300_runs_publishes_and_serves_every_page_of_its_history(tmp_path):
+    """Issue 24: past 200 runs a page's first step is judged against a run of the page before, whose figure the page
+    does not hold; publish stopped partway (exit 70) and serve answered 500."""
+    from click.testing import CliRunner
+    from werkzeug.test import Client
+
+    from disklab.cli.main import cli
+    from disklab.web.app import WebApp
+    from disklab.web.history import HISTORY_PAGE_RUNS, store_devices
+
+    runs = 300
+    db = tmp_path / "results.db"
+    with Store(db) as store:
+        for n in range(1, runs + 1):
+            newer = n > runs - HISTORY_PAGE_RUNS  # the newest page's first run moves its figures: a change point
+            tests = [("4k random read", {}, [job(v) for v in around(1500 if newer else 1000)]),
+                     ("4k random read QD4", {"iodepth": 4}, [job(500 + n % 7 * 50)])]  # single runs: no verdict
+            stored_run(store, tests, disk_env("2.2" if newer else "2.1"),
+                       started_at=f"2026-01-{1 + n // 24:02d}T{n % 24:02d}:00:00+00:00")
+        (device,) = store_devices(store)
+    assert len(device.runs) == runs
+
+    site = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["publish", "-o", str(site), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert f"published {runs} runs, 1 device" in result.output
+    static = [(site / "devices" / f"{device.key}.html").read_text(),
+              (site / "devices" / f"{device.key}-2.html").read_text()]
+    assert not (site / "devices" / f"{device.key}-3.html").exists()
+
+    client = Client(WebApp(db))
+    served = [client.get(f"/devices/{device.key}?page={page}") for page in (1, 2, 3)]
+    assert [answer.status_code for answer in served] == [200, 200, 404]
+    first = runs - HISTORY_PAGE_RUNS + 1
+    for html in (static[0], served[0].get_data(as_text=True)):
+        assert html.count('<table class="history">') == 2
+        assert f"-&gt; 1,500 ±2.5 % (1.50x, better; t-test, tolerance 10 %) · changed since run {first - 1}: " \
+               "sda: firmware: 2.1 -&gt; 2.2" in html, "the page's first step, judged against the page before's run"
+        assert f"read IOPS: run {first - 1} -&gt; " in html, "its single run's step names the run before the page"
+    for html in (static[1], served[1].get_data(as_text=True)):
+        assert re.findall(r'<tr data-run-id="(\d+)"', html)[:1] == ["1"] and "first run of this test" in html

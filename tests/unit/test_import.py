@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
+from disklab.errors import StoreError
 from disklab.fio.clientstats import client_entries
 from disklab.fio.parse import PERCENTILES, parse_fio_output, parse_job
-from disklab.imports.fio_output import (
-    APPROXIMATE_FLAG, COMBINED_FLAG, FIO_ERROR_FLAG, read_fio_json, store_import,
-)
+from disklab.imports.fio_groups import APPROXIMATE_FLAG, COMBINED_FLAG
+from disklab.imports.fio_output import FIO_ERROR_FLAG, read_fio_json, store_import
 from disklab.report.table import run_label
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
@@ -221,15 +221,16 @@ def test_an_unreadable_option_is_refused_before_anything_is_stored(tmp_path):
     assert not default_store_path().exists() or invoke("runs").output.startswith("no runs")
 
 
-def test_store_import_leaves_a_failed_run_when_the_store_refuses_a_test(tmp_path):
+def test_store_import_leaves_nothing_when_the_store_refuses_a_test(tmp_path):
+    """One file is one transaction: the run and its first test go with the second test the store refused."""
     imported = read_fio_json(FIO_FIXTURES / "import-two-jobs.json.json")
     with Store(tmp_path / "r.db") as store:
         store.conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON tests WHEN NEW.seq = 1 "
                            "BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-        with pytest.raises(Exception, match="disk full"):
+        with pytest.raises(StoreError, match="disk full"):
             store_import(store, imported, None)
-        (run,) = store.list_runs()
-    assert run.status == "failed" and run.finished_tests == 1
+        assert store.list_runs() == []
+        assert store.conn.execute("SELECT COUNT(*) FROM tests").fetchone()[0] == 0
 
 
 def source_entries(name: str) -> list[dict]:

@@ -5,10 +5,13 @@ by the store, downloads, escaping, refusals as one line, security headers, and a
 import hashlib
 import json
 import re
+import select as readiness
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,7 +24,7 @@ from disklab.cli.main import cli
 from disklab.fio.parse import parse_fio_output
 from disklab.store.repository import RunFilter, Store
 from disklab.suite.params import PARAMS
-from disklab.web.app import MAX_COMPARED, WebApp
+from disklab.web.app import MAX_COMPARED, SECURITY_HEADERS, WebApp
 from disklab.web.links import StaticLinks
 from disklab.web.pages import RUNS_PER_PAGE, list_runs, render_compare_page, render_run_page, render_runs_page
 from tests.conftest import fixture_text
@@ -368,6 +371,95 @@ def test_serve_listens_warns_off_loopback_and_stops_cleanly(store_path, unchange
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0
     assert "warning: listening on 0.0.0.0" in err and "stopped" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("host", ["example.invalid", "", "::1;x", "300.1.2.3"])
+def test_an_address_that_does_not_resolve_is_one_line_and_exit_2(store_path, unchanged, host):
+    result = CliRunner().invoke(cli, ["serve", "--db", str(store_path), "--host", host, "--port", "0"])
+    assert result.exit_code == 2, result.output
+    assert result.output == f"disklab: error: cannot listen on {host!r}: not an address or a host name this machine " \
+                            "resolves\n"
+
+
+@pytest.fixture
+def server(store_path, unchanged, children, tmp_path):
+    """`disklab serve --port 0`: its address, and the file its stderr goes to (read when it has stopped)."""
+    stderr = tmp_path / "serve.err"
+    with stderr.open("w") as err:
+        process = children.start([sys.executable, "-m", "disklab", "serve", "--db", str(store_path), "--port", "0"],
+                                 stdout=subprocess.PIPE, stderr=err, text=True)
+    ready, _, _ = readiness.select([process.stdout], [], [], 120)
+    line = process.stdout.readline() if ready else ""
+    port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    assert port, line
+    yield int(port[1]), stderr
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def raw_answer(port: int, request: bytes) -> tuple[str, dict[str, str]]:
+    """waitress's answer to bytes sent as they are: its status line and headers."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head = answer.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    return head[0], dict(line.split(": ", 1) for line in head[1:])
+
+
+def test_the_servers_own_error_answers_carry_the_security_headers(server):
+    """waitress answers a request it cannot parse, or whose headers are too large, without asking the app."""
+    from waitress.adjustments import Adjustments
+
+    port, _ = server
+    start = b"GET / HTTP/1.1\r\nHost: x\r\nX-Filler: "
+    # Exactly the largest header block waitress reads: it reads every byte sent, then refuses (431).
+    filler = Adjustments.max_request_header_size - len(start) - 4
+    answers = [raw_answer(port, b"GARBAGE\r\n\r\n"), raw_answer(port, start + b"a" * filler + b"\r\n\r\n"),
+               raw_answer(port, b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")]
+    assert [status.split()[1] for status, _ in answers] == ["400", "431", "400"]
+    for _, headers in answers:
+        assert {name: headers.get(name) for name in SECURITY_HEADERS} == SECURITY_HEADERS
+
+
+def test_a_backlog_of_requests_is_one_log_line_not_one_per_request(server):
+    port, stderr = server
+
+    def fetch(n: int) -> int:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?page={n % 3 + 1}", timeout=120) as answer:
+            answer.read()
+            return answer.status
+
+    with ThreadPoolExecutor(16) as pool:
+        assert set(pool.map(fetch, range(96))) == {200}
+    warnings = [line for line in stderr.read_text().splitlines() if "Task queue depth" in line]
+    assert len(warnings) == 1, warnings  # 16 clients, 4 threads: there was a backlog, said once
+    assert warnings[0].startswith("disklab serve: requests wait for one of 4 threads: Task queue depth is ")
+
+
+def test_queue_warnings_held_back_are_counted_in_the_next_line_said(monkeypatch):
+    import logging
+
+    from disklab.web import server
+
+    clock = [1000.0]
+    monkeypatch.setattr(server.time, "monotonic", lambda: clock[0])
+    warnings = server.QueueWarnings(every_s=60)
+
+    def warn(depth: int) -> str | None:
+        record = logging.LogRecord("waitress.queue", logging.WARNING, "", 0, "Task queue depth is %d", (depth,), None)
+        return record.getMessage() if warnings.filter(record) else None
+
+    said = [warn(1), *(warn(depth) for depth in range(2, 40))]
+    clock[0] += 61
+    said.append(warn(3))
+    assert [line for line in said if line] == [
+        "disklab serve: requests wait for one of 4 threads: Task queue depth is 1",
+        "disklab serve: requests wait for one of 4 threads: Task queue depth is 3 (38 more such warnings in the last "
+        "61 s)",
+    ]
 
 
 def test_only_serve_loads_the_web_libraries():

@@ -5,15 +5,14 @@ Every figure is a spec-sheet value or a value typical for the class, and each fi
 with --drives; `disklab capacity calibrate` writes measured drives there.
 """
 
-import math
-import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.store.db import default_store_path
-from disklab.units import parse_size
+from disklab.system.textfile import parse_toml, read_text_file
+from disklab.units import brief, parse_size
 
 KINDS = ("hdd", "ssd", "measured")  # measured: fitted by calibrate, modelled like an SSD
 # Usable payload rate of each drive interface, bytes/s: 8b/10b (SATA) or 128b/130b (SAS-4, PCIe) coding and
@@ -92,7 +91,7 @@ def find_drive(catalogue: dict[str, Drive], name: str) -> Drive:
     try:
         return catalogue[name]
     except KeyError:
-        raise UserError(f"unknown drive {name!r}; known drives: {', '.join(sorted(catalogue))} "
+        raise UserError(f"unknown drive {brief(name)}; known drives: {', '.join(sorted(catalogue))} "
                         "(see 'disklab capacity drives')") from None
 
 
@@ -107,6 +106,10 @@ _OPTIONAL_NUMBERS = {  # file key -> (field, factor into the field's unit)
     "latency_read_us": ("latency_read_s", 1e-6), "latency_write_us": ("latency_write_s", 1e-6),
     "endurance_tbw": ("endurance_tbw", 1), "dwpd": ("dwpd", 1),
 }
+# Any figure of a drive file other than 0, in the file's units (MB/s, IOPS, ms, W, EUR ...), lies between these:
+# beyond every drive either way (a smaller one is a mistaken unit), and far enough from a float's limits that the
+# model's products and reciprocals of it (times drives, years, bytes) stay finite.
+MIN_FIGURE, MAX_FIGURE = 1e-6, 1e12
 # Unknown is a missing key, never 0: a 0 here would price an array at nothing.
 _ABOVE_ZERO = ("power_idle_w", "power_active_w", "price_eur")
 _RATE_KEYS = ("seq_read_mbps", "seq_write_mbps", "seq_inner_mbps", "rand_read_mbps", "rand_write_mbps")
@@ -124,13 +127,8 @@ def faster_than_interface(what: str, bytes_per_s: float, interface: str) -> str 
 
 def load_drive(path: Path) -> Drive:
     """One drive file, checked: every problem is one line naming the file and the key."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read drive file {path}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"drive file {path} is not valid TOML: {exc}") from exc
-    return drive_from_dict(data, str(path))
+    text = read_text_file(path, "drive file")  # a FIFO, a device or bytes other than UTF-8: refused unread
+    return drive_from_dict(parse_toml(text, f"drive file {path}"), str(path))
 
 
 def drive_from_dict(data: dict, origin: str) -> Drive:
@@ -144,16 +142,23 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
     unknown = sorted(set(data) - known)
     if unknown:
         fail(f"unknown key {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    for key in ("name", "description"):
+        if not isinstance(data[key], str):
+            fail(f"{key} must be a string, not {brief(data[key])}")
+    if not data["name"] or any(c.isspace() for c in data["name"]):
+        fail(f"name must be one word, as layouts name the drive ('12 x NAME raid6'), not {brief(data['name'])}")
     if not isinstance(data["kind"], str) or data["kind"] not in KINDS:
-        fail(f"kind must be one of {', '.join(KINDS)}, not {data['kind']!r}")
+        fail(f"kind must be one of {', '.join(KINDS)}, not {brief(data['kind'])}")
     if not isinstance(data["interface"], str) or data["interface"] not in INTERFACE_BYTES_PER_S:
-        fail(f"interface must be one of {', '.join(INTERFACE_BYTES_PER_S)}, not {data['interface']!r}")
+        fail(f"interface must be one of {', '.join(INTERFACE_BYTES_PER_S)}, not {brief(data['interface'])}")
     numbers = {}
     for key in ("seq_read_mbps", "seq_write_mbps", *_OPTIONAL_NUMBERS):
         if key in data:
             value = data[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                fail(f"{key} must be a finite number of at least 0, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    value == 0 or MIN_FIGURE <= value <= MAX_FIGURE):
+                zero = "" if key in _ABOVE_ZERO or key in _POSITIVE else "0 or "
+                fail(f"{key} must be {zero}a finite number from {MIN_FIGURE:g} to {MAX_FIGURE:g}, not {brief(value)}")
             if key in _ABOVE_ZERO and value == 0:
                 fail(f"{key} = 0: leave the key out when the figure is unknown")
             if key in _POSITIVE and value == 0:
@@ -177,7 +182,7 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
         fail("needs a [source] table saying where its figures come from")
     optional = {field: numbers[key] * factor for key, (field, factor) in _OPTIONAL_NUMBERS.items() if key in numbers}
     return Drive(
-        name=str(data["name"]), description=str(data["description"]), kind=data["kind"],
+        name=data["name"], description=data["description"], kind=data["kind"],
         interface=data["interface"], capacity_bytes=capacity,
         seq_read_bytes_per_s=numbers["seq_read_mbps"] * 1e6, seq_write_bytes_per_s=numbers["seq_write_mbps"] * 1e6,
         sources=tuple((str(k), str(v)) for k, v in source.items()), origin=origin, **optional,

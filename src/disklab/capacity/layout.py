@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from disklab.capacity.catalogue import Drive, find_drive
 from disklab.capacity.path import Path, parse_via
 from disklab.errors import UserError
-from disklab.units import format_size, parse_size
+from disklab.units import brief, format_size, parse_size
 
 # Per drive strip (hardware RAID "strip size"): common controllers default to 256 KiB.
 DEFAULT_STRIP_BYTES = 256 * 1024
@@ -22,6 +22,9 @@ DEFAULT_STRIP_BYTES = 256 * 1024
 DEFAULT_CACHE_BYTES = 2 * 1024**3
 # ZFS's default recordsize.
 DEFAULT_RECORD_BYTES = 128 * 1024
+# Drives in one array, at most: a hundred 102-bay enclosures. Beyond it a count is a typo, and the model's shares of
+# the array (a data set's region) would fall below what a float holds.
+MAX_DRIVES = 10_000
 
 
 @dataclass(frozen=True)
@@ -264,8 +267,8 @@ def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFA
     if not match:
         raise UserError(f"{spec!r} is not a layout: write 'N x DRIVE LEVEL[/GROUPS] [OPTION=VALUE ...]', "
                         "e.g. '8 x sata-ssd-1.6t raid6' or '12 x nl-sas-7.2k-12t raid60/2 cache=4GiB'")
-    count, drive_name, level_name, groups_text, options_text = match.groups()
-    count = int(count)
+    count_text, drive_name, level_name, groups_text, options_text = match.groups()
+    count = _drives(count_text, spec, "drives")
     level = LEVELS.get(level_name.lower())
     if level is None:
         raise UserError(f"{spec!r}: unknown level {level_name!r}; known: {', '.join(LEVELS)}")
@@ -273,7 +276,7 @@ def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFA
     if groups_text and not level.grouped:
         grouped = ", ".join(name for name, other in LEVELS.items() if other.grouped)
         raise UserError(f"{spec!r}: {level.name} takes no /GROUPS (only {grouped})")
-    groups = int(groups_text) if groups_text else (2 if level.name in ("raid50", "raid60") else 1)
+    groups = _drives(groups_text, spec, "groups") if groups_text else (2 if level.name in ("raid50", "raid60") else 1)
     if groups < 1 or count % groups:
         raise UserError(f"{spec!r}: {count} drives do not split into {groups} equal groups")
     group_size = count // groups
@@ -286,6 +289,13 @@ def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFA
     layout = Layout(spec=spec.strip(), count=count, drive=drive, level=level, groups=groups,
                     strip_bytes=strip_bytes, controller=controller, via=parse_via(via))
     return _with_options(layout, options_text.split())
+
+
+def _drives(text: str, spec: str, what: str) -> int:
+    """A count of drives or groups, at most MAX_DRIVES (a longer number is not converted at all)."""
+    if len(text) > len(str(MAX_DRIVES)) or int(text) > MAX_DRIVES:
+        raise UserError(f"{spec!r}: {brief(text)} {what} is more than an array holds (at most {MAX_DRIVES:,})")
+    return int(text)
 
 
 def _with_options(layout: Layout, words: list[str]) -> Layout:

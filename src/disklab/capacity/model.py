@@ -155,7 +155,9 @@ def _host_io(layout: Layout, workload: Workload, region: Region, op: str, size: 
     drive = layout.drive
     if op == "read":
         ops = layout.read_ops(size, sequential=workload.sequential)
-        cached = min(1.0, layout.arc_bytes / (region.span * layout.net_capacity_bytes)) if layout.level.zfs else 0.0
+        # At least a byte: the last few bytes of a large array are a share a float rounds to 0, and the ARC holds them.
+        data_set = max(region.span * layout.net_capacity_bytes, 1.0)
+        cached = min(1.0, layout.arc_bytes / data_set) if layout.level.zfs else 0.0
         queue = _offered_queue(layout, workload, ops)
         busy = _busy(drive, ops, region, queue, workload.sequential, _positioned_share(workload),
                      _passed_over(layout, workload))

@@ -16,6 +16,7 @@ from disklab.capacity.validation import BAND_PERCENTILE, band_for
 from disklab.analysis.compare import TestKey, match_params
 from disklab.report.compare import crossover_text
 from disklab.units import format_size
+from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version. 2: predictions carry error_band_percent, arrays their
 # error_band, crossovers the lead and what the model's error could make up; unknown costs are null.
@@ -189,7 +190,7 @@ def renderables(plan: ArrayPlan) -> list[RenderableType]:
         performance.add_column(heading, justify="left" if i == 0 else "right", no_wrap=i == 0)
     for texts in performance_rows(plan):
         performance.add_row(*texts)
-    return [facts, performance] + [Text(line) for line in notes(plan)]
+    return [facts, performance] + [Text(terminal_text(line)) for line in notes(plan)]
 
 
 def to_markdown(plan: ArrayPlan) -> str:

@@ -12,6 +12,7 @@ from rich.text import Text
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.validation import BAND_PERCENTILE, SPEC_SHEET_QUEUE_DEPTH, Case, Crossover, Validation
 from disklab.units import format_size
+from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version.
 JSON_FORMAT_VERSION = 1
@@ -72,7 +73,7 @@ def renderables(v: Validation) -> list[RenderableType]:
         for row in point_rows(case):
             table.add_row(*row)
         items.append(table)
-    return items + [Text(line) for line in notes(v)]
+    return items + [Text(terminal_text(line)) for line in notes(v)]
 
 
 def to_markdown(v: Validation) -> str:

@@ -1,5 +1,6 @@
 """`disklab capacity`: plan arrays before buying: the drive catalogue, layouts, predictions, power and money."""
 
+import tomllib
 from pathlib import Path
 
 import click
@@ -8,7 +9,8 @@ from rich.table import Table
 from disklab.capacity import validation, validation_render
 from disklab.capacity.calibrate import DriveFacts, fit_drive
 from disklab.capacity.catalogue import (
-    INTERFACE_BYTES_PER_S, drive_to_toml, find_drive, load_catalogue, user_drive_folder,
+    INTERFACE_BYTES_PER_S, MAX_FIGURE, MIN_FIGURE, drive_from_dict, drive_to_toml, find_drive, load_catalogue,
+    user_drive_folder,
 )
 from disklab.capacity.cost import DEFAULT_PRICE_PER_KWH, DEFAULT_PUE, DEFAULT_YEARS, Money
 from disklab.capacity.html import plan_report
@@ -21,14 +23,27 @@ from disklab.cli.common import converter, open_store, stderr_console, stdout_con
 from disklab.errors import UserError
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso
-from disklab.units import format_size, parse_size
+from disklab.system.outputs import checked_output, write_whole
+from disklab.units import brief, format_size, parse_size
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError(f"{text} is not above 0")
-    return value
+# The range of each option's figure: beyond any real one, and far from a float's limits once multiplied out.
+MIN_LINK_MBPS, MAX_LINK_MBPS = 1.0, 1e7  # 1 MB/s, slower than any storage link; 10 TB/s, a hundred 800GbE links
+MAX_ARRAY_WATTS = 1e6
+MAX_PRICE_PER_KWH = 1000.0
+MAX_PUE = 10.0  # 1 is the ideal (every watt reaches the IT equipment); real data centres run 1.1 to 2
+
+
+def _number(least: float, most: float, least_allowed: bool = False):
+    """A parser of a finite number from `least` (excluded unless `least_allowed`: 0 W or 0 EUR is a typo, not a
+    figure) to `most`; 'nan', 'inf' and 1e309 are refused like any other number out of range."""
+    def parse(text: str) -> float:
+        value = float(text)
+        if not (least <= value if least_allowed else least < value) or not value <= most:
+            span = f"from {least:g} to {most:g}" if least_allowed else f"above {least:g} and at most {most:g}"
+            raise ValueError(f"{brief(text)} is not a number {span}")
+        return value
+    return parse
 
 
 def _strip(text: str) -> int:
@@ -38,9 +53,19 @@ def _strip(text: str) -> int:
     return size
 
 
+def _capacity(text: str) -> int:
+    size = parse_size(text)
+    if not size:
+        raise ValueError("a drive holds more than 0 bytes")
+    return size
+
+
 def _mbps(text: str) -> float:
     """MB/s (10^6 bytes/s) as bytes/s."""
-    return _positive(text) * 1e6
+    return _number(MIN_LINK_MBPS, MAX_LINK_MBPS, least_allowed=True)(text) * 1e6
+
+
+_drive_figure = _number(MIN_FIGURE, MAX_FIGURE, least_allowed=True)  # as a drive file takes it: calibrate writes one
 
 
 drives_option = click.option(
@@ -65,13 +90,16 @@ def _plan_options(command):
                           f"{SAS3_WIDE_PORT_BYTES_PER_S / 1e6:,.0f}, one SAS3 12G x4 wide port; NVMe none)."),
         click.option("--host-mbps", callback=converter(_mbps), metavar="MB/s",
                      help="The host's link to the array, e.g. 3125 for 25 GbE (default: none)."),
-        click.option("--watts", callback=converter(lambda v: tuple(_positive(x) for x in v)), multiple=True,
-                     metavar="W", help="Measured or quoted power of each array in order (default: the drives' "
-                                       "active power from the catalogue)."),
-        click.option("--price-kwh", callback=converter(_positive), default=DEFAULT_PRICE_PER_KWH, show_default=True,
+        click.option("--watts", callback=converter(lambda v: tuple(map(_number(0, MAX_ARRAY_WATTS), v))),
+                     multiple=True, metavar="W", help="Measured or quoted power of each array in order (default: "
+                                                      "the drives' active power from the catalogue)."),
+        # Given as text, so that a refusal quotes what was typed (1e309), not the float it became (inf).
+        click.option("--price-kwh", type=str, callback=converter(_number(0, MAX_PRICE_PER_KWH)),
+                     default=DEFAULT_PRICE_PER_KWH, show_default=True, metavar="EUR",
                      help="Electricity price per kWh (EUR)."),
-        click.option("--pue", callback=converter(_positive), default=DEFAULT_PUE, show_default=True,
-                     help="Power usage effectiveness of the data centre."),
+        click.option("--pue", type=str, callback=converter(_number(1, MAX_PUE, least_allowed=True)),
+                     default=DEFAULT_PUE, show_default=True, metavar="N",
+                     help="Power usage effectiveness of the data centre (1 to 10)."),
         click.option("--years", type=click.IntRange(1, 50), default=DEFAULT_YEARS, show_default=True,
                      help="Years of operation in the total cost."),
         click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table",
@@ -145,6 +173,7 @@ def compare_layouts(specs, **options):
 
 def _plan_and_write(specs, workloads, strip, via, controller_mbps, host_mbps, watts, price_kwh, pue, years,
                     output_format, output, html_path, drive_files):
+    _check_outputs(output, html_path)
     catalogue = load_catalogue(drive_files)
     layouts = [parse_layout(spec, catalogue, strip, via) for spec in specs]
     powers = list(watts)
@@ -160,26 +189,30 @@ def _plan_and_write(specs, workloads, strip, via, controller_mbps, host_mbps, wa
     else:
         write_output(EXPORTERS[output_format](plan), output)
     if html_path:
-        try:
-            html_path.write_text(render_html(plan_report(plan, generated_at=now_iso())))
-        except OSError as exc:
-            raise UserError(f"cannot write {html_path}: {exc.strerror}") from exc
+        write_whole(html_path, render_html(plan_report(plan, generated_at=now_iso())), "HTML report")
         click.echo(f"written to {html_path}", err=True)
+
+
+def _check_outputs(*paths) -> None:
+    """Outputs named by mistake (a device node, a FIFO) are refused before anything is computed or written."""
+    for path in paths:
+        if path not in (None, "-"):
+            checked_output(path)
 
 
 @capacity.command(name="calibrate")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("--as", "name", required=True, help="Name of the drive model, used in layouts: '12 x NAME raid6'.")
-@click.option("--capacity", "capacity_bytes", required=True, callback=converter(parse_size),
+@click.option("--capacity", "capacity_bytes", required=True, callback=converter(_capacity),
               help="The drive's capacity, e.g. 3.84TB.")
 @click.option("--interface", type=click.Choice(sorted(INTERFACE_BYTES_PER_S)), required=True,
               help="The drive's interface (its link caps the drive in arrays).")
-@click.option("--watts-idle", callback=converter(_positive), help="Idle power, W.")
-@click.option("--watts-active", callback=converter(_positive), help="Power under load, W.")
-@click.option("--price", callback=converter(_positive), help="Price (EUR).")
-@click.option("--rated-read-iops", callback=converter(_positive), metavar="IOPS",
+@click.option("--watts-idle", callback=converter(_drive_figure), help="Idle power, W.")
+@click.option("--watts-active", callback=converter(_drive_figure), help="Power under load, W.")
+@click.option("--price", callback=converter(_drive_figure), help="Price (EUR).")
+@click.option("--rated-read-iops", callback=converter(_drive_figure), metavar="IOPS",
               help="The spec sheet's 4 KiB random read rating: warns when the fit claims more.")
-@click.option("--rated-write-iops", callback=converter(_positive), metavar="IOPS",
+@click.option("--rated-write-iops", callback=converter(_drive_figure), metavar="IOPS",
               help="The spec sheet's 4 KiB random write rating: warns when the fit claims more.")
 @click.option("--output", "-o", help="Write the drive file here (default: $DISKLAB_HOME/drives/NAME.toml).")
 @click.pass_context
@@ -191,6 +224,7 @@ def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_
     stay unknown."""
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise UserError(f"{name!r} is not a drive name: letters, digits, '-', '.' and '_' only")
+    _check_outputs(output)
     with open_store(ctx) as store:
         records = [store.get_run(store.resolve_run_id(ref)) for ref in run_refs]
     facts = DriveFacts(name, capacity_bytes, interface, watts_idle, watts_active, price, rated_read_iops,
@@ -210,12 +244,14 @@ def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_
     for warning in result.warnings:
         stderr_console().print(f"warning: {warning}", highlight=False)
     path = Path(output) if output else user_drive_folder() / f"{name}.toml"
-    try:
-        if not output:
+    if not output:
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(drive_to_toml(result.drive))
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from exc
+        except OSError as exc:
+            raise UserError(f"cannot make the drive folder {path.parent}: {exc.strerror or exc}") from None
+    text = drive_to_toml(result.drive)
+    drive_from_dict(tomllib.loads(text), str(path))  # never hand out a file the catalogue would refuse to read
+    write_whole(path, text, "drive file")
     elsewhere = path.parent.resolve() != user_drive_folder().resolve()
     console.print(f"drive {name!r} written to {path}; use it as e.g. \"12 x {name} raid6\""
                   + f" with --drives {path}" * elsewhere + f" · {MODEL_NOTE}")
@@ -232,6 +268,7 @@ def validate(output_format, output, drive_files):
     """Run the model against the published tables disklab ships (study M2's arrays over block size and mixed
     block sizes, M2's energy and cost arithmetic, M4's NVMe spec sheet) and print every point's error, each
     case's median and largest, the crossover block size, and the error bands `show` and `compare` print."""
+    _check_outputs(output)
     result = validation.validate(validation.validation_catalogue(drive_files))
     if output_format == "table":
         if output not in (None, "-"):

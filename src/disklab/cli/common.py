@@ -1,15 +1,17 @@
 """Pieces several commands share: opening the store, writing output to a file or stdout."""
 
 import sys
-from pathlib import Path
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.text import Text
 
 from disklab.system.host import host_identity
-from disklab.errors import StoreError, UserError
+from disklab.errors import StoreError
+from disklab.report.terminal import terminal_rich_text, terminal_text
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
+from disklab.system.outputs import write_whole
 
 
 def open_store(ctx: click.Context, write: bool = False) -> Store:
@@ -28,8 +30,12 @@ def open_store(ctx: click.Context, write: bool = False) -> Store:
             writer = Store(path)
         except StoreError:
             return store  # read-only media, a damaged file: list as it stands
+        try:
+            writer.mark_abandoned_runs(hostname)
+        except StoreError:  # a full file system: marked by a later command, once there is room
+            writer.close()
+            return store
         store.close()
-        writer.mark_abandoned_runs(hostname)
         store = writer
     return store
 
@@ -52,11 +58,8 @@ def write_output(text: str, output: str | None) -> None:
     if output in (None, "-"):
         click.echo(text, nl=False)
     else:
-        try:
-            Path(output).write_text(text)
-        except OSError as exc:  # a missing folder, no permission, a full disk: the user's path, not our bug
-            raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
-        click.echo(f"written to {output}", err=True)
+        write_whole(output, text)
+        click.echo(f"written to {terminal_text(output)}", err=True)
 
 
 def stdout_console() -> Console:
@@ -69,13 +72,24 @@ def stderr_console() -> Console:
 
 def _console(stream) -> Console:
     """Bound to the stream of the moment; terminals keep their width, pipes get lines never wrapped mid-value."""
-    # Markup off: labels, paths and fio's messages may contain [brackets].
-    return _PipeAwareConsole(file=stream, width=None if stream.isatty() else 200, soft_wrap=True, markup=False)
+    # Markup and emoji codes off: labels, paths and fio's messages may contain [brackets] and :colons:.
+    return _TerminalConsole(file=stream, width=None if stream.isatty() else 200, soft_wrap=True, markup=False,
+                            emoji=False)
 
 
-class _PipeAwareConsole(Console):
-    """A closed pipe (`disklab runs | head`) ends disklab as every other write to it does (cli/main.py), not with
+class _TerminalConsole(Console):
+    """Stored text is shown, never obeyed: every string it prints, wherever it sits (cell, title, line), has its
+    control and bidi characters escaped (report/terminal.py) before rich measures it, every Text as it is drawn.
+
+    A closed pipe (`disklab runs | head`) ends disklab as every other write to it does (cli/main.py), not with
     rich's own exit code, which would read as a failed run."""
+
+    def render_str(self, text: str, **options) -> Text:
+        return super().render_str(terminal_text(text, keep_lines=True), **options)
+
+    def render(self, renderable: RenderableType, options=None):
+        # Text built elsewhere (notes, styled cells) reaches the terminal here, nested or not.
+        return super().render(terminal_rich_text(renderable) if isinstance(renderable, Text) else renderable, options)
 
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError

@@ -1,12 +1,18 @@
 """`disklab import`: fio JSON produced elsewhere becomes a stored run, shown and compared like a native one."""
 
+import signal
 from pathlib import Path
 
 import click
 
 from disklab.cli.common import converter, open_store, stderr_console
-from disklab.imports.fio_output import read_fio_json, store_import
+from disklab.imports.fio_output import ImportedRun, read_fio_json, store_import
 from disklab.store.names import run_name
+from disklab.store.repository import Store
+from disklab.system.signals import interrupt_on_termination
+
+# What stops an import (as KeyboardInterrupt): Ctrl-C, and the signals interrupt_on_termination turns into it.
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @click.command("import")
@@ -16,20 +22,55 @@ from disklab.store.names import run_name
 @click.pass_context
 def import_run(ctx, files, name):
     """Store fio's JSON output (json or json+, any fio version, plain or client/server mode) in FILES as runs, one per file."""
-    imported = [read_fio_json(path) for path in files]  # every file is read before any is stored
-    with open_store(ctx, write=True) as store:
-        for run in imported:
+    stored: list[Path] = []
+    try:
+        with interrupt_on_termination():  # SIGTERM and SIGHUP stop it as Ctrl-C does: the file in flight is undone
+            imported = [read_fio_json(path) for path in files]  # every file is read before any is stored
+            with open_store(ctx, write=True) as store:
+                for run in imported:
+                    _report(run, _store_counted(store, run, name, stored), store.path)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(_stopped(files, stored)) from None
+
+
+def _store_counted(store: Store, run: ImportedRun, name: str | None, stored: list[Path]) -> int:
+    """The file's run, committed and counted in `stored` before a stop is let through: a stop during its writes
+    undoes them; one during the commit (an fsync, most of the time a file takes) waits for it and for the count, so
+    that what the interruption says was imported is what the store holds."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    try:
+        with store.transaction():
             run_id = store_import(store, run, name)
-            hosts = {t.host for t in run.tests if t.host}
-            on_hosts = f" from {len(hosts)} fio server{'s' if len(hosts) != 1 else ''}" if run.client_server else ""
-            failed = f", {len(run.failed)} failed (fio reported an error)" if run.failed else ""
-            console = stderr_console()
-            console.print(
-                f"{run.source}: {len(run.tests)} test{'s' if len(run.tests) != 1 else ''}{on_hosts}{failed} "
-                f"stored as run {run_id} in {store.path}", markup=False, highlight=False,
-            )
-            status, reason = run.outcome
-            if status == "interrupted":
-                console.print(f"  interrupted: {reason}", markup=False, highlight=False)
-            for note in run.notes:
-                console.print(f"  {note}", markup=False, highlight=False)
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        stored.append(run.source)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return run_id
+
+
+def _report(run: ImportedRun, run_id: int, store_path: Path) -> None:
+    hosts = {t.host for t in run.tests if t.host}
+    on_hosts = f" from {len(hosts)} fio server{'s' if len(hosts) != 1 else ''}" if run.client_server else ""
+    failed = f", {len(run.failed)} failed (fio reported an error)" if run.failed else ""
+    console = stderr_console()
+    console.print(
+        f"{run.source}: {len(run.tests)} test{'s' if len(run.tests) != 1 else ''}{on_hosts}{failed} "
+        f"stored as run {run_id} in {store_path}", markup=False, highlight=False,
+    )
+    status, reason = run.outcome
+    if status == "interrupted":
+        console.print(f"  interrupted: {reason}", markup=False, highlight=False)
+    for note in run.notes:
+        console.print(f"  {note}", markup=False, highlight=False)
+
+
+def _stopped(files: tuple[Path, ...], stored: list[Path]) -> str:
+    """Which files are stored runs and which are not (the one in flight left nothing), so that the rest can be
+    imported again."""
+    rest = files[len(stored):]
+    if not rest:
+        return f"all {len(files)} file{'s' if len(files) > 1 else ''} imported"
+    done = ", ".join(map(str, stored)) if len(stored) <= 3 else f"the first {len(stored)}, listed above"
+    imported = f"{len(stored)} of {len(files)} files imported ({done})" if stored else "no file imported"
+    after = f" and the {len(rest) - 1} file{'s' if len(rest) > 2 else ''} after it" if len(rest) > 1 else ""
+    return f"{imported}; not imported: {rest[0]}{after}"

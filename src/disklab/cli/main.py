@@ -9,6 +9,7 @@ import click
 
 from disklab import __version__
 from disklab.errors import DisklabError
+from disklab.report.terminal import terminal_text
 
 EXIT_INTERRUPTED = 130
 EXIT_PIPE_CLOSED = 141  # as a shell reports a program that SIGPIPE ended (128 + 13)
@@ -66,7 +67,8 @@ def _report(ctx: click.Context, line: str) -> None:
         import traceback  # only with --debug: it loads the tokenizer
 
         traceback.print_exc()
-    click.echo(" ".join(line.splitlines()), err=True)  # one line, even when a message quotes a multi-line value
+    # One line, even when a message quotes a multi-line value; the controls of a quoted name shown, not obeyed.
+    click.echo(" ".join(terminal_text(line, keep_lines=True).splitlines()), err=True)
 
 
 def _report_usage(ctx: click.Context, exc: click.ClickException) -> None:

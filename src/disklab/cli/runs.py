@@ -8,6 +8,7 @@ from rich.table import Table
 
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
+from disklab.report.terminal import terminal_text
 from disklab.store.repository import RUN_STATUSES, RunFilter
 from disklab.targets.target import absolute_path
 
@@ -75,8 +76,8 @@ def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_
             click.echo(_counted(len(infos), matched, filtered), err=True)
         return
     if not infos:
-        click.echo("no stored run matches" if filtered else
-                   f"no runs stored yet in {store.path}; start one with 'disklab run quick --target DIR'")
+        click.echo("no stored run matches" if filtered else f"no runs stored yet in {terminal_text(str(store.path))}; "
+                   "start one with 'disklab run quick --target DIR'")
         return
     table = Table()
     for heading in RUNS_HEADINGS:

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.options import WholeNumber
-from disklab.errors import StoreError, UserError
+from disklab.errors import StoreError
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
@@ -27,14 +27,10 @@ def serve(ctx, host, port, db):
     """Browse, search and compare the stored runs in a web browser; Ctrl-C stops it. Nothing is written."""
     path = db or ctx.obj["db"] or default_store_path()
     check_store(path)
-    from waitress import create_server
-
     from disklab.web.app import WebApp
+    from disklab.web.server import listen
 
-    try:
-        server = create_server(WebApp(path), host=host, port=port, ident="disklab", threads=4)
-    except OSError as exc:  # a port in use, an address not of this machine, a name that does not resolve
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    server = listen(WebApp(path), host, port)
     if not _loopback(host):
         click.echo(f"disklab: warning: listening on {host}: anyone who can reach this machine can read every stored "
                    "run; use --host 127.0.0.1 to keep it to this machine", err=True)

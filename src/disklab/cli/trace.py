@@ -8,9 +8,12 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import stdout_console, write_output
+from disklab.system.outputs import checked_output
 from disklab.trace.iolog import read_meta, read_trace
 from disklab.trace.summary import TraceSummary, summarize, summary_document
 from disklab.units import format_duration, format_size
+from disklab.report.runs import markdown_cell
+from disklab.report.terminal import terminal_text
 
 FORMATS = ("table", "json", "markdown")
 QD_UNKNOWN = "unknown: an iolog holds no completions"
@@ -29,7 +32,7 @@ def show(trace_path, output_format, output):
     """What TRACE holds: sizes, read share, randomness, inter-arrival times, queue depth, footprint, rate over time."""
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json or markdown with --output")
-    summary = _summary(trace_path)
+    summary = _summary(trace_path, output)
     if output_format == "json":
         write_output(json.dumps(summary_document(summary), indent=2) + "\n", output)
     elif output_format == "markdown":
@@ -58,7 +61,7 @@ def suite(trace_path, output, name):
 
     if name is None:
         name = Path(output).stem if output not in (None, "-") else trace_path.stem
-    write_output(synthesize_suite(_summary(trace_path), name, trace_path.name), output)
+    write_output(synthesize_suite(_summary(trace_path, output), name, trace_path.name), output)
 
 
 @trace.command(name="import")
@@ -75,7 +78,10 @@ def import_trace(files, output, device):
                err=True)
 
 
-def _summary(path: Path) -> TraceSummary:
+def _summary(path: Path, output: str | None) -> TraceSummary:
+    """The output is checked first: a FIFO or device named by mistake is refused before a long read, not after."""
+    if output not in (None, "-"):
+        checked_output(output)
     return summarize(read_trace(path), read_meta(path))
 
 
@@ -139,8 +145,8 @@ def _warnings(s: TraceSummary) -> list[str]:
 def _markdown(name: str, s: TraceSummary) -> str:
     out = []
     for title, rows in _sections(name, s):
-        out += [f"## {title}", "", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows[1:]]
+        out += [f"## {terminal_text(title)}", "", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        out += ["| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows[1:]]
         out.append("")
-    out += [f"> {line}" for line in _warnings(s)]
+    out += [f"> {terminal_text(line)}" for line in _warnings(s)]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.system.host import process_alive
+from disklab.system.signals import heeded
 from disklab.errors import DatabaseError, UserError
 from disklab.fio.executor import die_with_parent
 from disklab.targets.target import disklab_entry, stale_entries
@@ -369,7 +370,7 @@ def _socket_dir(data_dir: Path) -> Path | None:
 def _signals_held() -> Iterator[None]:
     """Clean-up runs to its end: a second Ctrl-C or SIGTERM waits until the server is stopped and removed."""
     received = []
-    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    held = heeded(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.signal(sig, lambda signum, frame: received.append(signum)) for sig in held}
     try:
         yield

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import FioError
+from disklab.fio.executor import FOLDER_PREFIX
 from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_works
+from disklab.system.leftovers import Leftover, dead_entries
+from disklab.targets.target import stale_entries
+from disklab.trace.leftovers import capture_leftovers, remove_leftovers, replay_leftovers
 
 
 PROBE_TIMEOUT_S = 60
@@ -32,6 +36,7 @@ def run_checks(target: str | None, store_path: Path) -> list[Check]:
     if target:
         checks.append(_direct_io_check(fio, target))
     checks.append(_store_check(store_path))
+    checks.append(_leftovers_check(target))
     checks.append(
         Check("smartctl", "ok", shutil.which("smartctl"))
         if shutil.which("smartctl")
@@ -73,6 +78,21 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
         "direct I/O", "fail",
         f"O_DIRECT is refused in {target} (file systems such as old tmpfs do not support it); test another directory",
     )
+
+
+def _leftovers_check(target: str | None) -> Check:
+    """What killed disklab processes left (SIGKILL cannot be caught): found by the PID in each name, and removed."""
+    found = capture_leftovers() + replay_leftovers()
+    found += [Leftover(path, "a killed run's fio folder") for path in dead_entries(tempfile.gettempdir(), FOLDER_PREFIX)]
+    if target and Path(target).is_dir():
+        found += [Leftover(path, "a killed run's test file") for path in stale_entries(target, ("testfile", "files"))]
+    if not found:
+        return Check("leftovers", "ok", "nothing left by killed disklab processes")
+    removed = remove_leftovers(found)
+    kept = [leftover for leftover in found if leftover not in removed]
+    detail = "; ".join(f"removed {leftover.what}: {leftover.path}" for leftover in removed)
+    detail += "".join(f"; cannot remove {leftover.what}: {leftover.path}" for leftover in kept)
+    return Check("leftovers", "fail" if kept else "warn", detail.lstrip("; "))
 
 
 def _store_check(store_path: Path) -> Check:

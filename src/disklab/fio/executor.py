@@ -4,7 +4,6 @@ import ctypes
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from disklab.system.host import process_alive
+from disklab.system.leftovers import owned_prefix, remove_dead
 from disklab.errors import FioError
 from disklab.fio.logs import LOG_PREFIX
 from disklab.fio.status import STATUS_INTERVAL_S, LiveFigures, StatusReader, final_output
@@ -23,8 +22,7 @@ from disklab.fio.status import STATUS_INTERVAL_S, LiveFigures, StatusReader, fin
 STOP_GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
 # fio's private folders carry the PID of the disklab that made them, so that one killed with SIGKILL is swept later.
-_FOLDER_PREFIX = "disklab-fio-"
-_FOLDER = re.compile(re.escape(_FOLDER_PREFIX) + r"(?P<pid>\d+)-")
+FOLDER_PREFIX = "disklab-fio-"
 
 
 @dataclass(frozen=True)
@@ -87,12 +85,8 @@ def _following(out_path: Path, on_tick: Callable[[], None] | None,
 @contextmanager
 def private_folder() -> Iterator[str]:
     """A folder of fio's own for one run (job file, output, logs), removed after it; those of dead disklabs too."""
-    parent = Path(tempfile.gettempdir())
-    for entry in parent.glob(f"{_FOLDER_PREFIX}*"):
-        match = _FOLDER.match(entry.name)
-        if match and entry.is_dir() and not process_alive(int(match["pid"])):
-            shutil.rmtree(entry, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-") as folder:
+    remove_dead(tempfile.gettempdir(), FOLDER_PREFIX)
+    with tempfile.TemporaryDirectory(prefix=owned_prefix(FOLDER_PREFIX)) as folder:
         yield folder
 
 
@@ -161,9 +155,10 @@ def summarise_stderr(text: str) -> str:
     return lines[-1]
 
 
-def die_with_parent() -> None:
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """In a child before exec: the kernel sends it `signum` when disklab dies, even by SIGKILL."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    libc.prctl(_PR_SET_PDEATHSIG, signum)
     # The parent may have died between fork and prctl.
     if os.getppid() == 1:
         os._exit(1)

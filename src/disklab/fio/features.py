@@ -14,7 +14,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from disklab.errors import FioError
+from disklab.errors import FioError, UserError
+from disklab.system.outputs import write_whole
 
 MIN_VERSION = (3, 16)
 INSTALL_HINT = "install it with 'apt-get install fio' (Debian/Ubuntu) or 'dnf install fio'"
@@ -113,19 +114,14 @@ def _remember(info: FioInfo) -> None:
         entries = json.loads(info.cache.read_text())
     except (OSError, ValueError):
         entries = {}
-    temporary = None
     try:
         entry = {"binary": _binary_identity(info.path), "version_text": info.version_text,
                  "engines": sorted(info.engines), "kernel": _kernel_identity(), "works": info.works}
         entries = {**(entries if isinstance(entries, dict) else {}), info.path: entry}
         info.cache.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=info.cache.parent, prefix=f".{info.cache.name}.")
-        with os.fdopen(descriptor, "w") as file:
-            json.dump(entries, file)
-        os.replace(temporary, info.cache)  # atomic: a concurrent run reads the old cache or the new one
-    except OSError:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
+        write_whole(info.cache, json.dumps(entries), "fio's feature cache")  # a concurrent run reads old or new
+    except (OSError, UserError):
+        pass
 
 
 def _binary_identity(path: str) -> list[int]:

@@ -3,14 +3,17 @@
 fio changed its JSON over the years (tests/fixtures/fio/layouts/README.md lists every field, which versions wrote it
 and how it is converted). Each job entry is read from whichever fields its fio wrote, converted exactly; a figure
 fio did not write is never guessed: the parser derives it by a stated rule (and says so in the job's notes) or
-refuses with FioError naming the field and the layout.
+refuses with FioError naming the field and the layout. Every figure read is checked (fio/figures.py): runs and imports
+refuse malformed output before they store any of it.
 """
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
 from disklab.errors import FioError
+from disklab.fio.figures import MAX_COUNT, count_at, float_at, number_at, shown
 
 DIRECTIONS = ("read", "write", "trim")
 # fio's percentile keys, and the names disklab stores them under.
@@ -106,9 +109,10 @@ def _json_objects(text: str) -> tuple[list[dict], list[str]]:
             value, end = decoder.raw_decode(text, line.start())
         except json.JSONDecodeError as exc:
             raise FioError(f"fio's JSON output cannot be read: {exc}") from exc
-        except RecursionError:
+        except (RecursionError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits, Python's limit
+            what = "nested too deeply" if isinstance(exc, RecursionError) else "a number of over 4,300 digits"
             where = f"the object at line {text.count(chr(10), 0, line.start()) + 1}"
-            raise FioError(f"fio's JSON output cannot be read: nested too deeply ({where})") from None
+            raise FioError(f"fio's JSON output cannot be read: {what} ({where})") from None
         documents.append(value)
         line_end = text.find("\n", end)
         rest = text[end:line_end if line_end >= 0 else len(text)].strip()
@@ -137,8 +141,8 @@ def parse_fio_output(output: str) -> FioReport:
         raise FioError("fio's JSON output has no 'jobs' list")
     return FioReport(
         fio_version=str(data.get("fio version", "")),
-        timestamp=_int(data.get("timestamp", 0), "timestamp", "the report"),
-        jobs=tuple(parse_job(job) for job in jobs), notes=document.notes,
+        timestamp=count_at(data.get("timestamp", 0), "timestamp", "the report"),
+        jobs=tuple(parse_job(job, f"jobs[{index}]") for index, job in enumerate(jobs)), notes=document.notes,
     )
 
 
@@ -153,33 +157,36 @@ def job_groups(entries: list[dict]) -> list[list[dict]]:
     return list(groups.values())
 
 
-def parse_job(job: dict) -> JobResult:
+def parse_job(job: dict, where: str | None = None) -> JobResult:
     """One entry of fio's 'jobs' (or of client/server 'client_stats'), from whichever fields its fio wrote."""
     if not isinstance(job, dict):
-        raise FioError("fio's JSON output: a job entry is not an object")
+        raise FioError(f"fio's JSON output: {where or 'a job entry'} is not an object")
     name = job.get("jobname")
     if not isinstance(name, str):
-        raise FioError("fio's JSON output: a job entry has no 'jobname'")
+        raise FioError(f"fio's JSON output: {where or 'a job entry'} has no 'jobname'")
+    where = where or f"job {name!r}"  # the entry's place in fio's document ('jobs[2]'), which errors name
     notes: list[str] = []
     directions = []
     for direction in DIRECTIONS:
         if direction in job:
             said: list[str] = []
-            metrics = _direction(name, direction, job, said)
+            metrics = _direction(where, direction, job, said)
             if metrics.total_ios > 0:
+                _histogram(job, direction, where)  # json+ bins, checked now: reports count I/Os from them
                 directions.append(metrics)
                 notes += said
     if not directions and _did_io(job.get("mixed")):
         raise FioError(f"job {name!r}: fio reported only 'mixed' figures (unified_rw_reporting); "
                        "disklab reads fio's per-direction figures: run it without unified_rw_reporting")
-    if isinstance(job.get("sync"), dict) and _sync_count(job["sync"]) > 0 and directions:
+    if isinstance(job.get("sync"), dict) and _sync_count(job["sync"], f"{where}.sync") > 0 and directions:
         write = next((d for d in directions if d.direction == "write"), directions[-1])
-        directions.append(_sync(name, job["sync"], write))
+        directions.append(_sync(f"{where}.sync", job["sync"], write))
+        _histogram(job, "sync", where)
     return JobResult(
         name=name,
-        error=_int(job.get("error", 0), "error", name),
-        usr_cpu_percent=_float(job.get("usr_cpu", 0.0), "usr_cpu", name),
-        sys_cpu_percent=_float(job.get("sys_cpu", 0.0), "sys_cpu", name),
+        error=count_at(job.get("error", 0), "error", where),
+        usr_cpu_percent=float_at(job.get("usr_cpu", 0.0), "usr_cpu", where),
+        sys_cpu_percent=float_at(job.get("sys_cpu", 0.0), "sys_cpu", where),
         directions=tuple(directions),
         notes=tuple(notes),
     )
@@ -189,10 +196,10 @@ def _did_io(section) -> bool:
     return isinstance(section, dict) and bool(section.get("total_ios") or section.get("io_bytes"))
 
 
-def _direction(job_name: str, name: str, job: dict, notes: list[str]) -> DirectionMetrics:
+def _direction(job_where: str, name: str, job: dict, notes: list[str]) -> DirectionMetrics:
     """One direction's figures; the layout is told by the fields themselves, never by the version string."""
     d = job[name]
-    where = f"job {job_name!r}, {name}"
+    where = f"{job_where}.{name}"
     if not isinstance(d, dict):
         raise FioError(f"fio's JSON output: {where} is not an object")
     ns = "lat_ns" in d
@@ -203,39 +210,39 @@ def _direction(job_name: str, name: str, job: dict, notes: list[str]) -> Directi
     def field(key: str, section: dict = d, label: str = "") -> int | float:
         if key not in section:
             raise FioError(f"fio's JSON output: {where} lacks {label + key!r} ({layout})")
-        return _number(section[key], label + key, where)
+        return number_at(section[key], label + key, where)
 
-    runtime = _int(field("runtime"), "runtime", where)
+    runtime = count_at(field("runtime"), "runtime", where)
     # io_kbytes came with fio 3.0, when io_bytes changed from KiB (fio 2.x) to bytes.
     bytes_written = "io_kbytes" in d
     if bytes_written:
-        io_bytes = _int(field("io_bytes"), "io_bytes", where)
-        if _int(field("io_kbytes"), "io_kbytes", where) != io_bytes >> 10:
+        io_bytes = count_at(field("io_bytes"), "io_bytes", where)
+        if count_at(field("io_kbytes"), "io_kbytes", where) != io_bytes >> 10:
             raise FioError(f"fio's JSON output: {where}: io_kbytes is not io_bytes / 1024 ({layout})")
     else:
-        io_bytes = _int(field("io_bytes"), "io_bytes", where) * 1024
+        io_bytes = count_at(count_at(field("io_bytes"), "io_bytes", where) * 1024, "io_bytes (KiB) x 1024", where)
         notes.append(f"{name}: fio wrote I/O as whole KiB in 'io_bytes' (fio 2.x): bytes = KiB x 1024")
     if "bw_bytes" in d:
-        bw = float(field("bw_bytes"))
+        bw = float_at(field("bw_bytes"), "bw_bytes", where)
     elif bytes_written:
         # Later fio writes bw_bytes = 1000 * io_bytes // runtime: the same figure from the same fields, checked
         # against the KiB/s 'bw' (that figure // 1024) this fio wrote.
         bw_exact = 1000 * io_bytes // runtime if runtime else 0
-        if bw_exact // 1024 != _int(field("bw"), "bw", where):
+        if bw_exact // 1024 != count_at(field("bw"), "bw", where):
             raise FioError(f"fio's JSON output: {where}: 'bw' does not match io_bytes / runtime ({layout})")
         bw = float(bw_exact)
         notes.append(f"{name}: fio wrote no 'bw_bytes' (fio 3.x before it, e.g. 3.1): bytes/s = 1000 x io_bytes "
                      "// runtime, as later fio computes it, which matches this fio's KiB/s 'bw'")
     else:
-        bw = float(_int(field("bw"), "bw", where) * 1024)
+        bw = float(count_at(field("bw"), "bw", where) * 1024)
         notes.append(f"{name}: fio wrote bandwidth as whole KiB/s in 'bw' (fio 2.x): bytes/s = KiB/s x 1024")
     if "total_ios" in d:
-        total_ios = _int(field("total_ios"), "total_ios", where)
+        total_ios = count_at(field("total_ios"), "total_ios", where)
     else:
         total_ios = _derived_total_ios(io_bytes, job, name, where, layout)
         if total_ios:
             notes.append(f"{name}: fio wrote no 'total_ios' (an early fio 2.x): I/O count derived as io_bytes / bs")
-    iops = float(field("iops"))
+    iops = float_at(field("iops"), "iops", where)
     if not total_ios:
         return DirectionMetrics(name, io_bytes, 0, iops, bw, runtime, 0.0, 0.0, 0.0, {})
     lat = _section(d, "lat_ns" if ns else "lat", where)
@@ -254,19 +261,22 @@ def _direction(job_name: str, name: str, job: dict, notes: list[str]) -> Directi
         iops=iops,
         bw_bytes_per_s=bw,
         runtime_ms=runtime,
-        lat_mean_ns=_scaled(field("mean", lat, f"{lat_key}."), scale),
-        clat_mean_ns=_scaled(field("mean", clat, f"{clat_key}."), scale),
-        clat_max_ns=_scaled(field("max", clat, f"{clat_key}."), scale),
+        lat_mean_ns=_scaled(field("mean", lat, f"{lat_key}."), scale, f"{lat_key}.mean", where),
+        clat_mean_ns=_scaled(field("mean", clat, f"{clat_key}."), scale, f"{clat_key}.mean", where),
+        clat_max_ns=_scaled(field("max", clat, f"{clat_key}."), scale, f"{clat_key}.max", where),
         clat_percentiles_ns={
-            ours: _scaled(_number(percentiles[theirs], f"{clat_key}.percentile", where), scale)
+            ours: _scaled(percentiles[theirs], scale, f"{clat_key}.percentile.{theirs}", where)
             for theirs, ours in PERCENTILES.items() if theirs in percentiles
         },
     )
 
 
-def _scaled(value: int | float, scale: int) -> float:
+def _scaled(value, scale: int, key: str, where: str) -> float:
     """usec -> ns: fio prints floats with 6 decimals, so the ns figure has 3; rounding there drops binary noise."""
-    return float(value) if scale == 1 else round(float(value) * scale, 3)
+    ns = float_at(value, key, where) if scale == 1 else round(float_at(value, key, where) * scale, 3)
+    if math.isinf(ns):  # from 1.8e305 usec
+        raise FioError(f"fio's JSON output: {where}: {key!r} is too large: {shown(value)} usec is no number in ns")
+    return ns
 
 
 def _section(d: dict, key: str, where: str) -> dict:
@@ -301,39 +311,23 @@ def _block_size(value, index: int) -> int | None:
     return int(match.group(1)) * {"": 1, "k": 1024, "m": 1024**2}[match.group(2).lower()]
 
 
-def _number(value, key: str, where: str) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise FioError(f"fio's JSON output: {where}: {key!r} is not a number: {value!r}")
-    return value
-
-
-def _int(value, key: str, where: str) -> int:
-    number = _number(value, key, where)
-    if number != int(number):
-        raise FioError(f"fio's JSON output: {where}: {key!r} is not a whole number: {value!r}")
-    return int(number)
-
-
-def _float(value, key: str, where: str) -> float:
-    return float(_number(value, key, where))
-
-
-def _sync_count(sync: dict) -> int:
+def _sync_count(sync: dict, where: str) -> int:
     """fio 3.33 counts fsync calls in total_ios but leaves it 0 for fdatasync; its latency N counts both."""
     lat = sync.get("lat_ns", {})
-    counted = _int(sync.get("total_ios", 0), "total_ios", "sync")
-    return counted or (_int(lat.get("N", 0), "N", "sync.lat_ns") if isinstance(lat, dict) else 0)
+    counted = count_at(sync.get("total_ios", 0), "total_ios", where)
+    return counted or (count_at(lat.get("N", 0), "lat_ns.N", where) if isinstance(lat, dict) else 0)
 
 
-def _sync(job_name: str, sync: dict, write: DirectionMetrics) -> DirectionMetrics:
+def _sync(where: str, sync: dict, write: DirectionMetrics) -> DirectionMetrics:
     """fsync/fdatasync calls: their count over the write phase's runtime, and their own latency."""
-    where = f"job {job_name!r}, sync"
     lat = _section(sync, "lat_ns", where)
     for key in ("mean", "max"):
         if key not in lat:
             raise FioError(f"fio's JSON output: {where} lacks 'lat_ns.{key}' ({NS_LAYOUT})")
     percentiles = lat.get("percentile", {})
-    count = _sync_count(sync)
+    if not isinstance(percentiles, dict):
+        raise FioError(f"fio's JSON output: {where}: lat_ns.percentile is not an object ({NS_LAYOUT})")
+    count = _sync_count(sync, where)
     return DirectionMetrics(
         direction="sync",
         io_bytes=0,
@@ -341,11 +335,11 @@ def _sync(job_name: str, sync: dict, write: DirectionMetrics) -> DirectionMetric
         iops=count / (write.runtime_ms / 1000) if write.runtime_ms else 0.0,
         bw_bytes_per_s=0.0,
         runtime_ms=write.runtime_ms,
-        lat_mean_ns=_float(lat["mean"], "lat_ns.mean", where),
-        clat_mean_ns=_float(lat["mean"], "lat_ns.mean", where),
-        clat_max_ns=_float(lat["max"], "lat_ns.max", where),
+        lat_mean_ns=float_at(lat["mean"], "lat_ns.mean", where),
+        clat_mean_ns=float_at(lat["mean"], "lat_ns.mean", where),
+        clat_max_ns=float_at(lat["max"], "lat_ns.max", where),
         clat_percentiles_ns={
-            ours: _float(percentiles[theirs], "lat_ns.percentile", where)
+            ours: float_at(percentiles[theirs], f"lat_ns.percentile.{theirs}", where)
             for theirs, ours in PERCENTILES.items() if theirs in percentiles
         },
     )
@@ -362,7 +356,7 @@ def count_slower_than(output: str, direction: str, threshold_ns: float) -> int |
 def latency_bins(output: str, direction: str) -> dict[float, int] | None:
     """json+'s completion latency histogram (ns -> I/O count), summed over the document's jobs; None without bins."""
     jobs = extract_json(output).get("jobs", [])
-    bins = [_histogram(job, direction) for job in jobs]
+    bins = [_histogram(job, direction, f"jobs[{index}]") for index, job in enumerate(jobs)]
     if not bins or any(b is None for b in bins):
         return None
     summed: dict[float, int] = {}
@@ -372,7 +366,7 @@ def latency_bins(output: str, direction: str) -> dict[float, int] | None:
     return summed
 
 
-def _histogram(job: dict, direction: str) -> dict[float, int] | None:
+def _histogram(job: dict, direction: str, where: str) -> dict[float, int] | None:
     """fsync/fdatasync calls keep their histogram under 'sync' as lat_ns; I/O directions under clat_ns (fio 3.x,
     bins keyed by ns) or clat (fio 2.x json+, bins keyed by usec)."""
     section = job.get(direction, {})
@@ -386,7 +380,9 @@ def _histogram(job: dict, direction: str) -> dict[float, int] | None:
     if bins is None:
         return None
     try:
-        return {float(value) * scale: int(count) for value, count in bins.items()}
-    except (AttributeError, TypeError, ValueError):
-        raise FioError(f"fio's JSON output: job {job.get('jobname')!r}, {direction}: "
-                       "latency bins are not 'value' : count") from None
+        histogram = {float(value) * scale: count for value, count in bins.items()}
+        if all(math.isfinite(v) and v >= 0 and type(c) is int and 0 <= c <= MAX_COUNT for v, c in histogram.items()):
+            return histogram
+    except (AttributeError, ValueError):  # not an object; a key that is no number
+        pass
+    raise FioError(f"fio's JSON output: {where}.{direction}: latency bins are not 'value' : count")

@@ -2,10 +2,11 @@
 
 Reads every layout fio/parse.py reads (fio 2.x and 3.x, json and json+, text around the JSON, status-interval
 reports) and client/server output ("client_stats", one entry per host and job). One fio job is one test: the
-entries of one group's jobs written without group_reporting are combined as group_reporting would. A job fio
-reports an error for is a failed test; how fio ended (a signal, a job far short of its runtime) makes the run
-interrupted or flags its tests (fio_ending.py). Options are read as fio reads them (fio/sizes.py, kb_base included).
-Everything is validated before the store is touched.
+entries of one group's jobs written without group_reporting are combined as group_reporting would (fio_groups.py).
+A job fio reports an error for is a failed test; how fio ended (a signal, a job far short of its runtime) makes the
+run interrupted or flags its tests (fio_ending.py). Options are read as fio reads them (fio/sizes.py, kb_base
+included). Every figure is checked before the store is touched, and a run is stored in one transaction: a refused or
+killed import leaves nothing behind.
 """
 
 import os
@@ -17,10 +18,10 @@ from pathlib import Path
 from disklab import __version__
 from disklab.errors import FioError, UserError
 from disklab.fio.clientstats import client_entries, entry_document, entry_host
-from disklab.fio.parse import JobResult, job_groups, latency_bins, parse_fio_output, read_fio_document
+from disklab.fio.parse import JobResult, job_groups, parse_fio_output, parse_job, read_fio_document
 from disklab.fio.sizes import is_percent, option_bases, parse_bssplit, parse_fio_size, parse_range, per_direction
-from disklab.hosts.aggregate import combine_jobs
 from disklab.imports.fio_ending import JobEnd, fio_ending
+from disklab.imports.fio_groups import Flags, combine_group
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
@@ -29,10 +30,7 @@ from disklab.units import fio_size, parse_duration
 
 # Flags on imported tests (store test_flags; shown by show, the JSON export and the HTML report).
 FIO_ERROR_FLAG = "fio_error"  # fio reported an error for the job: a failed test, without figures
-COMBINED_FLAG = "combined_jobs"  # one group's jobs without group_reporting, summed; each job's figures in the message
-APPROXIMATE_FLAG = "percentiles_approximate"  # combined without json+ bins: percentiles are the jobs' highest
 LAYOUT_FLAG = "fio_layout"  # figures of an older fio layout, converted (fio/parse.py says how)
-Flags = tuple[tuple[str, str], ...]  # (flag, message) as the store keeps them
 # fio's rw modes -> (pattern, direction) as disklab's tests name them.
 RW_MODES = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
     "readwrite": ("sequential", "mixed")}
@@ -93,6 +91,7 @@ def read_fio_json(path: Path) -> ImportedRun:
         raise UserError(f"{path}: fio's output holds no jobs")
     if not all(isinstance(e, dict) for e in measured):
         raise UserError(f"{path}: a job entry is not a JSON object")
+    _check_figures(path, "client_stats" if client_server else "jobs", entries, measured)
     for entry in measured:
         for where, options in (("global options", data.get("global options", {})),
                                ("job options", entry.get("job options", {}))):
@@ -113,32 +112,42 @@ def read_fio_json(path: Path) -> ImportedRun:
 
 
 def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
-    """One run with one test per fio job (per host and job in client/server mode), ending as its outcome says."""
+    """One run with one test per fio job (per host and job in client/server mode), ending as its outcome says, all in
+    one transaction: an import stopped midway (a store error, a signal, a kill) leaves no run behind."""
     targets = list(dict.fromkeys(t.target for t in imported.tests if t.target))
     hosts = list(dict.fromkeys(t.host for t in imported.tests if t.host))
     target = ", ".join(targets) or "unknown"
     options = {"imported_from": str(imported.source.resolve()), "client_server": imported.client_server}
     if imported.notes:
         options["import_notes"] = list(imported.notes)
-    run_id = store.create_run(NewRun(
-        suite_name="import", suite_source=str(imported.source.resolve()), suite_text="", target=target,
-        target_kind=imported.tests[0].target_kind, test_path=target, options=options,
-        disklab_version=__version__, fio_version=imported.fio_version,
-        fio_engine=", ".join(sorted({t.params["engine"] for t in imported.tests})),
-        hostname=", ".join(hosts) or "unknown", kernel="unknown", planned_tests=len(imported.tests), name=name,
-        started_at=imported.started_at,
-    ))
-    try:
+    with store.transaction():
+        run_id = store.create_run(NewRun(
+            suite_name="import", suite_source=str(imported.source.resolve()), suite_text="", target=target,
+            target_kind=imported.tests[0].target_kind, test_path=target, options=options,
+            disklab_version=__version__, fio_version=imported.fio_version,
+            fio_engine=", ".join(sorted({t.params["engine"] for t in imported.tests})),
+            hostname=", ".join(hosts) or "unknown", kernel="unknown", planned_tests=len(imported.tests), name=name,
+            started_at=imported.started_at,
+        ))
         for seq, test in enumerate(imported.tests):
             test_id = store.add_test(run_id, seq, test.label, test.params, test.jobfile, test.fio_output,
                                      test.fio_messages, imported.started_at, test.job, host=test.host)
             for flag, message in test.flags:
                 store.add_flag(test_id, flag, message)
-    except BaseException as exc:
-        store.finish_run(run_id, "failed", f"import stopped: {exc}")
-        raise
-    store.finish_run(run_id, *imported.outcome)
+        store.finish_run(run_id, *imported.outcome)
     return run_id
+
+
+def _check_figures(path: Path, key: str, entries: list, measured: list) -> None:
+    """Every job entry read by fio/parse.py where it stands in the file, so that a refusal names its place there
+    ('jobs[3].read'): the tests re-read their own documents, in which the entry may stand elsewhere."""
+    kept = {id(entry) for entry in measured}
+    for index, entry in enumerate(entries):
+        if id(entry) in kept:
+            try:
+                parse_job(entry, f"{key}[{index}]")
+            except FioError as exc:
+                raise UserError(f"{path}: {exc}") from None
 
 
 def _document(path: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
@@ -156,7 +165,8 @@ def _document(path: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
             raise UserError(f"{path}: this is fio's terse output; {fix}") from None
         if re.search(r"\(groupid=\d+, jobs=\d+\)|Run status group", text):
             raise UserError(f"{path}: this is fio's normal text output; {fix}") from None
-        reason = f" ({exc.__cause__})" if exc.__cause__ else ""  # where a cut-off or edited document breaks
+        reason = str(exc).partition("cannot be read: ")[2]  # where a cut-off, edited or absurd document breaks
+        reason = f" ({reason})" if reason else ""
         raise UserError(f"{path}: no readable JSON object{reason}; expected fio's --output-format=json output") \
             from None
     if not isinstance(document.data, dict):
@@ -173,16 +183,15 @@ def _test(path: Path, data: dict, entries: list[dict], client_server: bool, mess
     host = entry_host(entry) if client_server else None
     fio_output = entry_document(data, entries, host)
     try:
-        jobs = parse_fio_output(fio_output).jobs
+        jobs = parse_fio_output(fio_output).jobs  # the entries are checked already (_check_figures), the header here
     except FioError as exc:
-        where = "" if f"job {jobname!r}" in str(exc) else f"job {jobname!r}: "  # the parser names most jobs itself
-        raise UserError(f"{path}: {where}{exc}") from None
+        raise UserError(f"{path}: {exc}") from None
     # fio writes every option as a string; anything else is read as its text, and refused where it is no option value.
     global_options = {str(k): str(v) for k, v in data.get("global options", {}).items()}
     job_options = {str(k): str(v) for k, v in entry.get("job options", {}).items()}
     options = {**global_options, **job_options}
     error = _error(jobs, messages)
-    job, flags = (replace(jobs[0], directions=()), ()) if error else _combined(jobname, jobs, fio_output)
+    job, flags = (replace(jobs[0], directions=()), ()) if error else combine_group(path, jobname, jobs, fio_output)
     if error:
         flags = ((FIO_ERROR_FLAG, error),)
     notes = tuple(dict.fromkeys(n for j in jobs for n in j.notes))
@@ -214,40 +223,6 @@ def _error(jobs: tuple[JobResult, ...], messages: tuple[str, ...]) -> str | None
         text = "not an error number this system knows"
     said = [m for m in messages if f"err={failed.error}/" in m or text in m]
     return f"fio error {failed.error} ({text})" + (": " + " | ".join(said) if said else "")
-
-
-def _combined(label: str, jobs: tuple[JobResult, ...], fio_output: str) -> tuple[JobResult, Flags]:
-    """One job's result, or one group's jobs summed as fio's group_reporting would, with flags saying how."""
-    if len(jobs) == 1:
-        return jobs[0], ()
-    names = {d.direction for j in jobs for d in j.directions}
-    bins = {name: latency_bins(fio_output, name) for name in names}
-    combined = combine_jobs(label, jobs, bins)
-    flags = [(COMBINED_FLAG, f"{len(jobs)} fio jobs written without group_reporting, combined as group_reporting "
-                             "would (IOPS and bandwidth summed, mean latency weighted by I/O count); each job: "
-                             + "; ".join(_job_figures(j) for j in jobs))]
-    unbinned = [name for name in names if bins[name] is None]
-    if unbinned:
-        directions = tuple(
-            replace(d, clat_percentiles_ns=_highest_percentiles(jobs, d.direction)) if d.direction in unbinned else d
-            for d in combined.directions
-        )
-        combined = replace(combined, directions=directions)
-        flags.append((APPROXIMATE_FLAG, f"fio wrote no json+ latency bins ({', '.join(sorted(unbinned))}): each "
-                                        f"percentile is the highest of the {len(jobs)} jobs' (the group's own lies "
-                                        "between their lowest and highest); run fio with --output-format=json+"))
-    return combined, tuple(flags)
-
-
-def _highest_percentiles(jobs: tuple[JobResult, ...], direction: str) -> dict[str, float]:
-    """An upper bound of a mixture's percentile: no job's share of I/Os below it falls short, so neither does theirs."""
-    per_job = [d.clat_percentiles_ns for j in jobs for d in j.directions if d.direction == direction]
-    keys = set.intersection(*(set(p) for p in per_job)) if per_job else set()
-    return {key: max(p[key] for p in per_job) for key in keys}
-
-
-def _job_figures(job: JobResult) -> str:
-    return ", ".join(f"{d.direction} {d.iops:g} IOPS {d.bw_bytes_per_s:g} B/s" for d in job.directions) or "no I/O"
 
 
 def _params(path: Path, jobname: str, global_options: dict, job_options: dict, entries: int) -> dict:

@@ -7,6 +7,7 @@ from disklab import __version__
 from disklab.fio.logs import LOG_PREFIX
 from disklab.plan.build import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
+from disklab.system.outputs import write_whole
 from disklab.trace.replay import time_scale_percent
 from disklab.units import fio_size, parse_size
 
@@ -182,13 +183,15 @@ def write_jobfiles(jobfiles: list[tuple[str, str]], folder: Path) -> list[Path]:
     written = []
     for seq, (label, text) in enumerate(jobfiles, start=1):
         path = folder / f"{seq:03d}-{job_section_name(label)}.fio"
-        path.write_text(text)
+        write_whole(path, text, "job file")
         written.append(path)
     script = folder / "run-all.sh"
-    script.write_text(
+    write_whole(
+        script,
         "#!/bin/sh\n# Runs every job file here with fio alone, each result beside its job file.\nset -e\n"
         'cd "$(dirname "$0")"\n'
-        'for job in *.fio; do fio --output-format=json+ --output="${job%.fio}.json" "$job"; done\n'
+        'for job in *.fio; do fio --output-format=json+ --output="${job%.fio}.json" "$job"; done\n',
+        "script",
     )
     script.chmod(0o755)
     return written

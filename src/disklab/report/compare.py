@@ -18,6 +18,8 @@ from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, NO_VERDICT,
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread
 from disklab.report.labels import axis_label, run_labels
+from disklab.report.runs import markdown_cell
+from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
@@ -204,15 +206,21 @@ def verdict_styles(row: Row) -> list[str | None]:
     return [None] * 4 + [v for cell in row.cells[1:] for v in (None, cell.verdict, cell.verdict)]
 
 
+def _title(labels: list[str]) -> str:
+    return f"{' vs '.join(labels)} · baseline {labels[0]}"
+
+
 def compare_renderables(view: Shown) -> list[RenderableType]:
     labels = run_labels(view.comparison.runs)
-    table = Table(title=f"{' vs '.join(labels)} · baseline {labels[0]}", title_justify="left")
+    table = Table(title=_title(labels), title_justify="left")
     for i, heading in enumerate(headings(labels)):
         table.add_column(heading, justify="left" if i < 3 else "right", no_wrap=i == 0)
+    # Escaped before rich's Text is built: it would drop CR and BS, and measure a cell without its escapes.
     for row in view.rows:
-        table.add_row(*(Text(t, style=_VERDICT_STYLES.get(v, "")) for t, v in zip(row_texts(row), verdict_styles(row))))
+        table.add_row(*(Text(terminal_text(t), style=_VERDICT_STYLES.get(v, ""))
+                        for t, v in zip(row_texts(row), verdict_styles(row))))
     return ([table] if view.rows else []) + [
-        Text(line, style="yellow" if line.startswith("warning") else "") for line in notes(view)
+        Text(terminal_text(line), style="yellow" if line.startswith("warning") else "") for line in notes(view)
     ]
 
 
@@ -220,15 +228,14 @@ def to_markdown(view: Shown) -> str:
     labels = run_labels(view.comparison.runs)
     columns = headings(labels)
     lines = [
-        f"**{' vs '.join(labels)} · baseline {labels[0]}**",
+        f"**{terminal_text(_title(labels))}**",
         "",
-        "| " + " | ".join(columns) + " |",
+        "| " + " | ".join(map(markdown_cell, columns)) + " |",
         "|---|---|---|" + "---:|" * (len(columns) - 3),
     ]
     for row in view.rows:
-        cells = [text.replace("|", "\\|") for text in row_texts(row)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines + [""] + [f"- {line}" for line in notes(view)]) + "\n"
+        lines.append("| " + " | ".join(map(markdown_cell, row_texts(row))) + " |")
+    return "\n".join(lines + [""] + [f"- {terminal_text(line)}" for line in notes(view)]) + "\n"
 
 
 def to_csv(view: Shown) -> str:

@@ -13,6 +13,7 @@ from disklab.report.runs import markdown_cell
 from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
 )
+from disklab.report.terminal import terminal_text
 from disklab.report.views import Pivot, build_view, cell_text
 from disklab.store.records import RunRecord
 
@@ -98,14 +99,14 @@ def to_markdown(record: RunRecord, flat: bool = False) -> str:
     if repeated(record):
         return "\n".join(lines + _summary_markdown(record)) + "\n"
     lines += [
-        f"**{run_title(record.info)}**",
+        f"**{markdown_cell(run_title(record.info))}**",
         "",
         "| Test | Dir | MB/s | IOPS | Mean lat µs | p50 µs | p99 µs | p99.9 µs |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in result_rows(record):
         cells = [
-            row.test, row.direction, f"{row.mb_per_s:,.1f}", f"{row.iops:,.0f}", format_us(row.lat_mean_us),
+            markdown_cell(row.test), row.direction, f"{row.mb_per_s:,.1f}", f"{row.iops:,.0f}", format_us(row.lat_mean_us),
             format_us(row.clat_p50_us), format_us(row.clat_p99_us), format_us(row.clat_p99_9_us),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -129,7 +130,7 @@ def _summary_markdown(record: RunRecord) -> list[str]:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     warning = spread_warning(rows, record.info.options)
-    return lines + ["", SPREAD_NOTE + "; MB/s = 10^6 bytes/s."] + (["", f"**{warning}**"] if warning else [])
+    return lines + ["", SPREAD_NOTE + "; MB/s = 10^6 bytes/s."] + (["", f"**{terminal_text(warning)}**"] if warning else [])
 
 
 def _planned(record: RunRecord) -> list[dict]:
@@ -171,7 +172,7 @@ def _view_markdown(view: Pivot) -> list[str]:
     for label, cells in zip(view.rows, view.cells):
         texts = [markdown_cell(label), *(cell_text(cell, column) for cell, column in zip(cells, view.columns))]
         lines.append("| " + " | ".join(texts) + " |")
-    return lines + ["", " · ".join(view.notes), ""]
+    return lines + ["", terminal_text(" · ".join(view.notes)), ""]
 
 
 def _series_dict(series) -> dict:

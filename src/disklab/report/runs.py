@@ -5,6 +5,7 @@ import io
 import json
 from dataclasses import fields
 
+from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -14,14 +15,17 @@ RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests run",
 
 
 def markdown_cell(text: str) -> str:
-    """Names, labels and descriptions are the user's text: a '|' would split a Markdown table's cell."""
-    return text.replace("|", "\\|")
+    """Names, labels and descriptions are the user's text: a '|' would split a Markdown table's cell, a line feed
+    its row, and Markdown is read in terminals too, so controls are escaped as there."""
+    return terminal_text(text).replace("|", "\\|")
 
 
 def run_cells(info: RunInfo) -> list[str]:
-    """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same."""
-    return [str(info.id), info.name or "", info.started_at, info.suite_name, info.target, ran_tests(info),
-            info.status, info.hostname]
+    """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same, a run on
+    one line (its controls escaped, line feeds too)."""
+    cells = [str(info.id), info.name or "", info.started_at, info.suite_name, info.target, ran_tests(info),
+             info.status, info.hostname]
+    return [terminal_text(cell) for cell in cells]
 
 
 def ran_tests(info: RunInfo) -> str:

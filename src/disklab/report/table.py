@@ -11,6 +11,7 @@ from disklab.report.rows import (
 )
 from disklab.report.labels import run_labels
 from disklab.report.runs import ran_tests
+from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo, RunRecord
 
 
@@ -62,7 +63,8 @@ def run_results(record: RunRecord) -> list[RenderableType]:
         return [results_table(record.info, result_rows(record))]
     rows = summary_rows(record)
     warning = spread_warning(rows, record.info.options)
-    return [summary_table(record.info, rows)] + ([Text(warning, style="yellow")] if warning else [])
+    # rich's Text drops CR and BS silently: escaped first, they show.
+    return [summary_table(record.info, rows)] + ([Text(terminal_text(warning), style="yellow")] if warning else [])
 
 
 SWEEP_HEADINGS = ("Clients", "TPS", "TPS incl. conn.", "Mean lat ms", "p50 ms", "p99 ms", "Failed", "CPU usr %",

@@ -13,7 +13,9 @@ from disklab.fio.executor import Executor
 from disklab.plan.jobfile import job_section_name, render_layout_jobfile
 from disklab.run.schedule import Finished, FixedSchedule
 from disklab.store.repository import Store
+from disklab.system.leftovers import owned_prefix
 from disklab.targets.target import Target
+from disklab.trace.leftovers import REPLAY_PREFIX, remove_leftovers, replay_leftovers, replay_parent
 from disklab.trace.replay import (TraceFacts, check_fits, describe_fidelity, fit_to_fio, replay_fidelity, replay_suite,
                                   replay_test, rewrite_for_target)
 
@@ -53,8 +55,9 @@ def with_iolog(plan: Plan, facts: TraceFacts, target: Target, wrap: bool, folder
 
 @contextmanager
 def iolog_folder() -> Iterator[Path]:
-    """Where a run's rewritten iolog lives while fio reads it: as large as the trace, so on disk (/var/tmp), not RAM."""
-    folder = Path(tempfile.mkdtemp(prefix="disklab-replay-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
+    """Where a run's rewritten iolog lives while fio reads it; what killed replays left is removed first."""
+    remove_leftovers(replay_leftovers())
+    folder = Path(tempfile.mkdtemp(prefix=owned_prefix(REPLAY_PREFIX), dir=replay_parent()))
     try:
         yield folder
     finally:

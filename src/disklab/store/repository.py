@@ -68,8 +68,11 @@ class Store:
             remember_checked(self.path)
 
     @contextmanager
-    def _transaction(self):
-        """Everything inside lands together or not at all (the connection itself commits each statement)."""
+    def transaction(self):
+        """Everything inside lands together or not at all, nested ones with the outermost (an import's whole run)."""
+        if self.conn.in_transaction:
+            yield
+            return
         with translate_errors(self.path):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -109,7 +112,7 @@ class Store:
         attempt: int = 1, host: str | None = None,
     ) -> int:
         """One transaction per test: the test, its metrics and its series land together or not at all."""
-        with self._transaction():
+        with self.transaction():
             test_id = self.conn.execute(
                 """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
                    finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host)
@@ -161,7 +164,7 @@ class Store:
         """Key/value facts of a run: its environment (run_env) or what its analysis concluded (run_outcomes)."""
         if table not in ("run_env", "run_outcomes"):
             raise ValueError(table)
-        with self._transaction():  # one commit, not one per key
+        with self.transaction():  # one commit, not one per key
             self.conn.executemany(
                 f"INSERT OR REPLACE INTO {table} (run_id, key, value_json) VALUES (?, ?, ?)",
                 ((run_id, key, json.dumps(value)) for key, value in values.items()),
@@ -218,15 +221,14 @@ class Store:
             )
 
     def abandoned_runs(self, hostname: str) -> list[int]:
-        """Runs of this host still marked running whose process is gone (killed); reading only."""
+        """Runs still running whose process is gone: this host's, and imports (fio names their hosts); reading only."""
         with translate_errors(self.path):
-            rows = self.conn.execute(
-                "SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?", (hostname,)
-            ).fetchall()
-        return [row["id"] for row in rows if not process_alive(row["pid"])]
+            rows = self.conn.execute("SELECT id, pid, hostname, options_json FROM runs WHERE status = 'running'")
+            return [row["id"] for row in rows if (row["hostname"] == hostname or "imported_from" in
+                                                  json.loads(row["options_json"])) and not process_alive(row["pid"])]
 
     def mark_abandoned_runs(self, hostname: str) -> None:
-        """Runs of this host whose process is gone (killed) are interrupted, not running."""
+        """Abandoned runs are marked interrupted; an import is one only when an older disklab was killed in it."""
         for run_id in self.abandoned_runs(hostname):
             self.finish_run(run_id, "interrupted", "the disklab process ended without finishing the run")
 
@@ -318,7 +320,7 @@ class Store:
 
     def delete_runs(self, run_ids: Sequence[int]) -> None:
         """The runs and everything of theirs, all in one transaction or none of it."""
-        with self._transaction():
+        with self.transaction():
             delete_runs(self.conn, run_ids)
 
     def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:

@@ -3,7 +3,6 @@
 import difflib
 import os
 import string
-import tomllib
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -13,7 +12,7 @@ from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.settings import SaturationSettings, SteadyCriteria, parse_latency_ns
-from disklab.system.textfile import read_text_file
+from disklab.system.textfile import parse_toml, read_text_file
 from disklab.units import brief, parse_duration
 
 _TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")
@@ -45,12 +44,7 @@ def load_suite(name_or_path: str) -> Suite:
 
 
 def parse_suite(text: str, source: str, where: str) -> Suite:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where}: not valid TOML: {exc}") from exc
-    except RecursionError:  # tomllib reads nested arrays and inline tables by recursion
-        raise UserError(f"{where}: arrays or tables nested too deeply (hundreds of levels)") from None
+    data = parse_toml(text, where)
     _reject_unknown(data, _TOP_LEVEL, where, "top level")
     name = _required_text(data, "name", where, "top level")
     description = data.get("description", "")

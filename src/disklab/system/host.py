@@ -1,6 +1,7 @@
 """Facts about this host that every run records."""
 
 import os
+from pathlib import Path
 from dataclasses import dataclass
 
 
@@ -17,10 +18,15 @@ def host_identity() -> HostIdentity:
 
 
 def process_alive(pid: int) -> bool:
+    """A zombie (killed, not yet reaped by a parent that may never reap it) is not alive."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process; a number no process can have
         return False
     except PermissionError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
         return True
-    return True
+    return state not in ("Z", "X")

@@ -13,9 +13,15 @@ def interrupt_on_termination() -> Iterator[None]:
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, interrupt) for sig in heeded(signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def heeded(*signals: signal.Signals) -> tuple[signal.Signals, ...]:
+    """The signals not ignored: one ignored when disklab started (nohup's SIGHUP, SIGINT in a background script)
+    stays ignored, as the user asked."""
+    return tuple(sig for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN)

@@ -1,8 +1,10 @@
-"""Small text files a user names (a suite, a hosts list): checked before reading, so no input can hang or exhaust us."""
+"""Files a user names (a suite, a hosts list, a trace): checked before reading, so no input can hang or exhaust us."""
 
 import os
 import stat
+import tomllib
 from pathlib import Path
+from typing import BinaryIO
 
 from disklab.errors import UserError
 
@@ -10,27 +12,48 @@ from disklab.errors import UserError
 MAX_TEXT_FILE_BYTES = 1024**2
 
 
-def read_text_file(path: Path, what: str, max_bytes: int = MAX_TEXT_FILE_BYTES) -> str:
-    """The file's UTF-8 text; a FIFO, device or directory, an oversized file or other bytes are one UserError."""
+def open_regular_file(path: Path, what: str) -> BinaryIO:
+    """The file open for reading bytes, to stream; a FIFO, device, socket or directory is one UserError, refused
+    before a byte is read (/dev/zero never ends, a FIFO without a writer never answers)."""
     try:
         # O_NONBLOCK: opening a FIFO with no writer must not wait; it is refused below as not a regular file.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UserError(f"{what} {path} is not a regular file (a device, FIFO, socket or directory)")
-        if info.st_size > max_bytes:
-            raise UserError(f"{what} {path} holds {info.st_size} bytes; at most {max_bytes} are read")
-        data = os.read(fd, max_bytes + 1)
-    except OSError as exc:
-        raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_text_file(path: Path, what: str, max_bytes: int = MAX_TEXT_FILE_BYTES) -> str:
+    """The file's UTF-8 text; a FIFO, device or directory, an oversized file or other bytes are one UserError."""
+    with open_regular_file(path, what) as handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise UserError(f"{what} {path} holds {size} bytes; at most {max_bytes} are read")
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:  # /proc/self/mem is a regular file that refuses to be read
+            raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # grew while we looked
         raise UserError(f"{what} {path} holds more than {max_bytes} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{what} {path} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
+
+
+def parse_toml(text: str, where: str) -> dict:
+    """TOML a user wrote (a suite, a drive file): every way tomllib can refuse it is one UserError."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where}: not valid TOML: {exc}") from None
+    except ValueError:  # tomllib's int() of a number longer than Python converts (4,300 digits)
+        raise UserError(f"{where}: holds a number thousands of digits long") from None
+    except RecursionError:  # tomllib reads nested arrays and inline tables by recursion
+        raise UserError(f"{where}: arrays or tables nested too deeply (hundreds of levels)") from None

@@ -11,8 +11,10 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import partial
 from typing import IO
 
+from disklab.fio.executor import die_with_parent
 from disklab.trace.blockevents import (
     COMPLETE, ISSUE, REQUEUE, BlockEvent, Progress, Spooled, drain, new_spool, pump, seconds_to_ns,
 )
@@ -49,13 +51,14 @@ def capture_blktrace(device: str, duration_s: float, on_progress: Progress | Non
             raise BlktraceUnavailable(f"{tool} is not installed (Debian: apt install blktrace)")
     spool = new_spool()
     started = time.monotonic()  # it traces while its first second is watched
-    # Own process groups: Ctrl-C in the terminal must reach disklab only, which then stops blktrace in order.
+    # Own process groups: Ctrl-C in the terminal must reach disklab only, which then stops blktrace in order. If
+    # disklab is killed, blktrace gets SIGINT (it tears the kernel's trace down) and blkparse ends.
     tracer = subprocess.Popen(["blktrace", "-d", device, "-a", "issue", "-a", "complete", "-a", "requeue", "-o", "-"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              process_group=0)
+                              process_group=0, preexec_fn=partial(die_with_parent, signal.SIGINT))
     parser = subprocess.Popen(["blkparse", "-q", "-i", "-", "-f", BLKPARSE_FORMAT.replace("\\n", "\n")],
                               stdin=tracer.stdout, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              process_group=0)
+                              process_group=0, preexec_fn=die_with_parent)
     tracer.stdout.close()
     os.set_blocking(tracer.stderr.fileno(), False)
     os.set_blocking(parser.stdout.fileno(), False)

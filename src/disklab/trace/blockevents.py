@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from disklab.system.leftovers import owned_prefix
+
+SPOOL_PREFIX = "disklab-capture-"
+
 ISSUE, COMPLETE, REQUEUE, FORK, LOST = "issue", "complete", "requeue", "fork", "lost"
 
 # (events so far, seconds since the start): a lower layer reports progress through a callable.
@@ -51,8 +55,8 @@ def seconds_to_ns(text: str) -> int:
 
 
 def new_spool() -> Path:
-    """A temporary file for the raw event text; the caller removes it."""
-    fd, name = tempfile.mkstemp(prefix="disklab-capture-", suffix=".txt")
+    """A temporary file for the raw event text, named by our PID (system/leftovers.py); the caller removes it."""
+    fd, name = tempfile.mkstemp(prefix=owned_prefix(SPOOL_PREFIX), suffix=".txt")
     os.close(fd)
     return Path(name)
 

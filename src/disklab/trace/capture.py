@@ -17,10 +17,12 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.system.host import host_identity, process_alive
+from disklab.system.outputs import checked_output
 from disklab.system.signals import interrupt_on_termination
 from disklab.targets.blockdev import SECTOR_BYTES, probe_block_device
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, Progress
 from disklab.trace.blktrace import BlktraceUnavailable, capture_blktrace, parse_blkparse_lines
+from disklab.trace.leftovers import capture_leftovers, remove_leftovers
 from disklab.trace.iolog import TraceMeta, TraceRecord, meta_path, write_meta, write_trace
 from disklab.trace.tracefs import capture_tracefs, parse_tracefs_lines
 
@@ -171,6 +173,8 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
         raise UserError(NOT_ROOT)
     device = traced_device(request.device)
     _check_writable(request.output)
+    for removed in remove_leftovers(capture_leftovers()):
+        notify(f"removed {removed.what}: {removed.path}")
     if request.pid is not None and (request.pid <= 0 or not process_alive(request.pid)):
         raise UserError(f"--pid {request.pid}: no such process")
     notes: list[str] = []
@@ -185,23 +189,24 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
             "in the trace too; set TMPDIR to a folder on another disk")
     if request.pid is not None:
         say(f"--pid {request.pid}: only I/O issued by process {request.pid} and its children; {PID_LIMITS}")
-    pids = None if request.pid is None else process_tree(request.pid)  # forks while tracing are followed
+    # The process's tree is read once tracing is on: forks before it are in /proc, forks after it in the trace.
+    pids = None if request.pid is None else set()
+
+    def tracing_started() -> None:
+        if pids is not None:
+            pids.update(process_tree(request.pid))
+
     captured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     with interrupt_on_termination():  # a kill ends the capture as Ctrl-C does: trace written, instance removed
-        method, done, parse, check_dev = _trace(request, device, say, on_progress)
+        method, done, parse, check_dev = _trace(request, device, say, on_progress, tracing_started)
     duration_s, spool = round(done.duration_s, 3), done.spool
     builder = RecordBuilder(device, check_dev, pids)
     actions = Counter()
-    partial = request.output.with_name(request.output.name + ".partial")  # no half trace under the real name
     try:
-        with spool.open(encoding="utf-8", errors="replace") as lines:
-            write_trace(partial, _counted(builder.records(parse(lines)), actions), [device.path])
-        partial.replace(request.output)
-    except OSError as exc:
-        raise UserError(f"cannot write {request.output}: {exc.strerror or exc}") from None
+        with spool.open(encoding="utf-8", errors="replace") as lines:  # written whole: no half trace under its name
+            write_trace(request.output, _counted(builder.records(parse(lines)), actions), [device.path])
     finally:
         spool.unlink(missing_ok=True)
-        partial.unlink(missing_ok=True)
     lost = max(done.lost_events, builder.lost_events)  # the same events, counted by the buffer and in the stream
     if done.interrupted:
         notes.append(f"ended early (Ctrl-C or a termination signal) after {duration_s:.1f} s: the trace holds what was captured until then")
@@ -215,14 +220,12 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
         pid=request.pid, lost_events=lost, queue_depths=dict(sorted(builder.queue_depths.items())),
         notes=tuple(notes + builder.notes()),
     )
-    try:
-        write_meta(request.output, meta)
-    except OSError as exc:
-        raise UserError(f"cannot write {meta_path(request.output)}: {exc.strerror or exc}") from None
+    write_meta(request.output, meta)
     return CaptureResult(request.output, meta, dict(actions), done.interrupted)
 
 
-def _trace(request: CaptureRequest, device: TracedDevice, say: Callable[[str], None], on_progress: Progress | None):
+def _trace(request: CaptureRequest, device: TracedDevice, say: Callable[[str], None], on_progress: Progress | None,
+           tracing_started: Callable[[], None]):
     """Trace with blktrace where asked and it works, else tracefs; (method, what it spooled, the spool's parser,
     whether events must be checked for the device)."""
     if request.method in ("auto", "blktrace") and request.pid is None:
@@ -239,7 +242,7 @@ def _trace(request: CaptureRequest, device: TracedDevice, say: Callable[[str], N
     else:
         say("method: tracefs")
     done = capture_tracefs(device.disk, request.duration_s, request.buffer_kb, request.pid is not None, say,
-                           on_progress)
+                           on_progress, tracing_started)
     return "tracefs", done, parse_tracefs_lines, True
 
 
@@ -279,8 +282,8 @@ def _on_disk(folder: str, device: TracedDevice) -> bool:
 def _check_writable(output: Path) -> None:
     """Refused before tracing, not after a long capture: the folder must exist and take a new file."""
     folder = output.parent if str(output.parent) else Path(".")
-    if output.is_dir():
-        raise UserError(f"cannot write the trace to {output}: it is a folder; give a file name such as mydb.trace")
+    checked_output(output, "trace")
+    checked_output(meta_path(output), "trace metadata")
     probe = folder / f".{output.name}.disklab-{os.getpid()}"
     try:
         probe.touch()

@@ -13,11 +13,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.system.outputs import checked_output
+from disklab.system.textfile import open_regular_file
 from disklab.targets.blockdev import SECTOR_BYTES
 from disklab.trace.blockevents import ISSUE, BlockEvent
 from disklab.trace.blktrace import BLKPARSE_FORMAT, parse_blkparse_lines
 from disklab.trace.capture import RecordBuilder, TracedDevice
-from disklab.trace.iolog import HEADER_V2, HEADER_V3, TraceMeta, TraceRecord, read_trace, write_meta, write_trace
+from disklab.trace.iolog import (
+    HEADER_V2, HEADER_V3, TraceMeta, TraceRecord, meta_path, read_trace, write_meta, write_trace,
+)
 from disklab.units import MAX_SIZE_BYTES, brief
 
 BLKTRACE_MAGIC = 0x65617400  # struct blk_io_trace's magic; its low byte is the format's version
@@ -28,6 +32,8 @@ def import_trace(paths: Sequence[Path], output: Path, device: str | None = None)
     """Writes OUTPUT (an iolog v3) and its metadata; returns the I/Os written and the metadata."""
     if any(path.resolve() == output.resolve() for path in paths):
         raise UserError(f"{output} is also an input: write the trace to a new file")
+    checked_output(output, "trace")  # a device node or FIFO is refused before a long conversion, not after
+    checked_output(meta_path(output), "trace metadata")
     kinds = {path: _kind(path) for path in paths}
     if set(kinds.values()) == {"iolog"}:
         if len(paths) > 1:
@@ -41,11 +47,7 @@ def import_trace(paths: Sequence[Path], output: Path, device: str | None = None)
 
 
 def _kind(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(64)
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    head = _head(path)
     first_line = head.split(b"\n", 1)[0].strip()
     if first_line in (HEADER_V2.encode(), HEADER_V3.encode()):
         return "iolog"
@@ -64,27 +66,28 @@ def _import_iolog(path: Path, output: Path) -> tuple[int, TraceMeta]:
     for record in read_trace(path):
         files.setdefault(record.file)
         last = record.time_us
-    with path.open("rb") as handle:  # read_trace read it a moment ago
-        version = 3 if handle.readline().strip() == HEADER_V3.encode() else 2
+    version = 3 if _head(path).split(b"\n", 1)[0].strip() == HEADER_V3.encode() else 2
     meta = TraceMeta(method="fio-iolog", duration_s=last / 1e6,
                      notes=(f"imported from {path} (fio iolog version {version}); an iolog holds no completions, "
                             "so the queue depth is unknown",))
     return _write(output, read_trace(path), list(files), lambda: meta)
 
 
+def _head(path: Path) -> bytes:
+    """The first bytes of an input, enough to tell an iolog from a blktrace; special files refused unread."""
+    with open_regular_file(path, "input") as handle:
+        try:
+            return handle.read(64)
+        except OSError as exc:
+            raise UserError(f"cannot read input {path}: {exc.strerror or exc}") from None
+
+
 def _write(output: Path, records: Iterator[TraceRecord], files: list[str],
            make_meta: Callable[[], TraceMeta]) -> tuple[int, TraceMeta]:
-    """The trace written beside its final name and renamed when complete: a failure leaves no half trace."""
-    partial = output.with_name(output.name + ".partial")
-    try:
-        count = write_trace(partial, records, files)
-        meta = make_meta()
-        write_meta(output, meta)
-        partial.replace(output)
-    except OSError as exc:
-        raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
-    finally:
-        partial.unlink(missing_ok=True)
+    """The trace, written whole (a failure leaves no half trace), then its metadata (known once it is written)."""
+    count = write_trace(output, records, files)
+    meta = make_meta()
+    write_meta(output, meta)
     return count, meta
 
 
@@ -106,7 +109,10 @@ def _import_blktrace(paths: Sequence[Path], output: Path, device: str | None) ->
     name = f"{disk[0]}:{disk[1]}"
     # The device's size is not in the files: every offset is kept (a replay fits them to its target).
     builder = RecordBuilder(TracedDevice(f"/dev/block/{name}", disk, 0, MAX_SIZE_BYTES // SECTOR_BYTES))
-    cpus = len(list(folder.glob(f"{_glob_escape(base)}.blktrace.*")))
+    cpu_files = list(folder.glob(f"{_glob_escape(base)}.blktrace.*"))
+    for path in cpu_files:  # blkparse opens every CPU's file: none of them may be a FIFO or a device
+        open_regular_file(path, "blktrace file").close()
+    cpus = len(cpu_files)
 
     def meta() -> TraceMeta:  # the queue depths are known once the records are written
         notes = (f"imported from {folder / base}.blktrace.* ({cpus} CPU files) through blkparse; device {name}",

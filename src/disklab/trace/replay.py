@@ -16,6 +16,7 @@ from disklab.errors import UserError
 from disklab.fio.parse import JobResult
 from disklab.suite.model import Suite, TestSpec
 from disklab.suite.params import PARAMS
+from disklab.system.textfile import open_regular_file
 from disklab.trace.iolog import TraceRecord, read_meta, read_trace, write_trace
 from disklab.units import format_size
 
@@ -93,9 +94,12 @@ def _ordered(counts: dict[str, int]) -> tuple[tuple[str, int], ...]:
 
 def _digest(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1024**2):
-            digest.update(chunk)
+    with open_regular_file(path, "trace") as handle:
+        try:
+            while chunk := handle.read(1024**2):
+                digest.update(chunk)
+        except OSError as exc:
+            raise UserError(f"cannot read trace {path}: {exc.strerror or exc}") from None
     return digest.hexdigest()[:_HASH_CHARS]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from disklab.errors import UserError
+from disklab.system.leftovers import dead_entries
 from disklab.trace.blockevents import (
     COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, Progress, Spooled, drain, new_spool, pump,
     seconds_to_ns,
@@ -20,6 +21,8 @@ from disklab.trace.blockevents import (
 
 TRACEFS = Path("/sys/kernel/tracing")
 OLD_TRACEFS = Path("/sys/kernel/debug/tracing")  # where kernels before 4.1 (and some setups) put it
+# instances/disklab-PID: the PID tells a killed capture's instance (still tracing) from a live one's.
+INSTANCE_PREFIX = "disklab-"
 BLOCK_EVENTS = ("block_rq_issue", "block_rq_complete", "block_rq_requeue")
 _KINDS = {"block_rq_issue": ISSUE, "block_rq_complete": COMPLETE, "block_rq_requeue": REQUEUE}
 # `fio-14781   [001] ..... 23496.605739: block_rq_issue: 7,0 R 4096 () 7904 + 8 be,0,4 [fio]`: the task name may
@@ -73,14 +76,16 @@ def tracefs_root(notify: Callable[[str], None]) -> Path:
 
 
 def capture_tracefs(disk_dev: tuple[int, int], duration_s: float, buffer_kb: int, follow_forks: bool,
-                    notify: Callable[[str], None], on_progress: Progress | None) -> Spooled:
+                    notify: Callable[[str], None], on_progress: Progress | None,
+                    tracing_started: Callable[[], None] = lambda: None) -> Spooled:
     """Trace the block requests of the disk `disk_dev` (major, minor) for `duration_s` or until Ctrl-C, into a
-    spool file (the caller removes it); with `follow_forks`, fork events too (to tell which process is whose)."""
+    spool file (the caller removes it); with `follow_forks`, fork events too (to tell which process is whose).
+    `tracing_started` is called as soon as the kernel records events."""
     root = tracefs_root(notify)
     missing = [event for event in BLOCK_EVENTS[:2] if not (root / "events" / "block" / event).is_dir()]
     if missing:
         raise UserError(f"this kernel has no block tracepoints {', '.join(missing)} in {root}/events/block")
-    instance = root / "instances" / f"disklab-{os.getpid()}"
+    instance = root / "instances" / f"{INSTANCE_PREFIX}{os.getpid()}"
     try:
         instance.mkdir()
     except OSError as exc:
@@ -93,6 +98,7 @@ def capture_tracefs(disk_dev: tuple[int, int], duration_s: float, buffer_kb: int
             try:
                 _write(instance / "tracing_on", "1")
                 started = time.monotonic()
+                tracing_started()
                 interrupted = pump(fd, out, started + duration_s, b"block_rq_issue", on_progress)
                 _write(instance / "tracing_on", "0")
                 traced_s = time.monotonic() - started
@@ -105,6 +111,26 @@ def capture_tracefs(disk_dev: tuple[int, int], duration_s: float, buffer_kb: int
         raise
     finally:
         _remove(instance)
+
+
+def dead_instances() -> list[Path]:
+    """The tracing instances of captures killed by SIGKILL, which trace on until removed (never mounts tracefs)."""
+    for root in (TRACEFS, OLD_TRACEFS):
+        if (root / "instances").is_dir():
+            return [path for path in dead_entries(root / "instances", INSTANCE_PREFIX) if path.is_dir()]
+    return []
+
+
+def remove_instance(instance: Path) -> bool:
+    """Tracing stopped and the instance (its buffers, events and filters) gone; False if the kernel refused."""
+    try:
+        (instance / "tracing_on").write_text("0\n")
+        _remove(instance)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def _configure(instance: Path, disk_dev: tuple[int, int], buffer_kb: int, follow_forks: bool) -> None:

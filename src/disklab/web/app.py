@@ -32,12 +32,17 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
+# A run or test number SQLite can hold (a signed 64-bit integer): a larger one is no run, not an OverflowError.
+_ID = f"int(max={2**63 - 1})"
+# The last page number a query may ask for; its digits are counted before int() reads them (4,301 digits and more
+# are a ValueError in Python, a huge number a huge offset).
+MAX_PAGE = 10**9
 _URLS = Map([
     Rule("/", endpoint="runs"),
-    Rule("/runs/<int:run_id>", endpoint="run"),
-    Rule("/runs/<int:run_id>/tests/<int:test_id>/job.fio", endpoint="job_file"),
-    Rule("/runs/<int:run_id>/tests/<int:test_id>/fio.json", endpoint="fio_output"),
-    Rule("/runs/<int:run_id>/suite.toml", endpoint="suite_file"),
+    Rule(f"/runs/<{_ID}:run_id>", endpoint="run"),
+    Rule(f"/runs/<{_ID}:run_id>/tests/<{_ID}:test_id>/job.fio", endpoint="job_file"),
+    Rule(f"/runs/<{_ID}:run_id>/tests/<{_ID}:test_id>/fio.json", endpoint="fio_output"),
+    Rule(f"/runs/<{_ID}:run_id>/suite.toml", endpoint="suite_file"),
     Rule("/compare", endpoint="compare_form"),
     Rule("/compare/<ids>", endpoint="compare"),
     Rule("/devices", endpoint="devices"),
@@ -62,6 +67,8 @@ class WebApp:
             return self._message(405, "Method not allowed", "this server only shows the store: it takes GET only",
                                  headers={"Allow": "GET, HEAD"})
         try:
+            if not _is_utf8(request.query_string):  # Werkzeug decodes the path leniently, the query string strictly
+                raise BadRequest("the query string is not UTF-8 text: percent-encode its bytes")
             endpoint, values = _URLS.bind_to_environ(request.environ).match()
             if not self.path.is_file():  # a read-only open of a missing file would create an empty store
                 raise ServiceUnavailable(f"the results store {self.path} is no longer there")
@@ -118,10 +125,7 @@ class WebApp:
     def _device(self, request: Request, store: Store, key: str) -> Response:
         from disklab.web.history import device_page
 
-        page = request.args.get("page", "1")
-        if not page.isascii() or not page.isdigit() or not 0 < int(page) < 10**6:
-            raise BadRequest(f"page must be a whole number from 1, not {page[:20]!r}")
-        return _html(device_page(store, key, self.links, int(page)))
+        return _html(device_page(store, key, self.links, page_number(request.args)))
 
 
 def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:
@@ -130,9 +134,6 @@ def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:
     order = args.get("sort") or "-id"
     if order.removeprefix("-") not in RUN_ORDERS:
         raise BadRequest(f"cannot sort by {order!r}: use one of {', '.join(RUN_ORDERS)}, with '-' for descending")
-    page_text = args.get("page") or "1"
-    if not (page_text.isascii() and page_text.isdigit() and 1 <= int(page_text) <= 10**9):
-        raise BadRequest(f"{page_text!r} is not a page number")
     status = query.get("status")
     if status is not None and status not in RUN_STATUSES:
         raise BadRequest(f"{status!r} is not a run status: use one of {', '.join(RUN_STATUSES)}")
@@ -142,7 +143,15 @@ def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:
         since=_moment(query, "since"), until=_moment(query, "until"), status=status,
         device=query.get("device"), text=query.get("q"),
     )
-    return where, order, int(page_text), query
+    return where, order, page_number(args), query
+
+
+def page_number(args: MultiDict) -> int:
+    """?page=N, from 1 (the first when not given)."""
+    text = args.get("page") or "1"
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_PAGE)) and 1 <= int(text) <= MAX_PAGE):
+        raise BadRequest(f"{text[:20]!r}{'...' * (len(text) > 20)} is not a page number (1 to {MAX_PAGE:,})")
+    return int(text)
 
 
 def _moment(query: dict[str, str], name: str) -> str | None:
@@ -168,6 +177,14 @@ def _is_date(text: str) -> bool:
     try:
         date.fromisoformat(text)
     except ValueError:
+        return False
+    return True
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
         return False
     return True
 

@@ -11,6 +11,7 @@ from disklab.env.registry import DEVICE_PREFIX
 from disklab.env.smart import format_amount, smart_changes
 from disklab.report.html.model import ReportModel, TableModel, build_report
 from disklab.report.runs import RUNS_HEADINGS, run_cells
+from disklab.report.html.render import shown
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
 from disklab.store.repository import RUN_STATUSES, RunFilter, Store
@@ -132,5 +133,5 @@ def _environment():
 
     return Environment(
         loader=PackageLoader("disklab.web", ""), autoescape=True, undefined=StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        trim_blocks=True, lstrip_blocks=True, finalize=shown,
     )

@@ -4,21 +4,34 @@ web server: the same renderers with StaticLinks (relative file names), and the d
 A static site has no server to answer queries: the runs list is one page of every run that a small inline script
 filters, sorts and pages in the browser, and the comparisons written are the ones the pages link to (each step of a
 device's history); comparing any runs needs `disklab serve` or `disklab report`. A folder that holds files is only
-written into when an earlier publish left its manifest there; the files that publish wrote and no longer writes
-(a deleted run's) are removed, and nothing else is touched.
+published into when an earlier publish left its manifest there.
+
+The site is written whole as a new folder beside DIR (DIR.disklab-new-PID) and swapped in by renaming, so a reader
+or a kill at any moment finds the previous site or the new one, never a half-written page: renameat2's exchange
+where the file system has it, else the old folder renamed aside (DIR.disklab-old-PID) just before the new one takes
+its name. What a killed publish left is found by its PID and removed by the next publish into DIR (a site it had set
+aside is put back first). The files of the old folder that no publish wrote (the lab's own notes) move into the new
+one as hard links; the ones publish wrote and no longer writes (a deleted run's) go with the old folder. Nothing is
+ever written or removed through a symbolic link inside DIR: a link is carried over as a link. DIR itself may be a
+link to a folder: it is resolved once, the site is swapped in where it points, and the link is left as it is. DIR
+must not be a mount point, and its parent must be writable, for the new folder is made beside it.
 """
 
+import ctypes
+import errno
 import json
 import os
-from collections.abc import Iterable
+import shutil
+import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from disklab.analysis.history import device_history
 from disklab.errors import UserError
 from disklab.store.db import now_iso
 from disklab.store.records import RunRecord
 from disklab.store.repository import RunFilter, Store
+from disklab.system.leftovers import dead_entries, remove_dead, remove_entry
 from disklab.web.history import (
     compare_pairs, history_pages, render_device_page, render_devices_page, store_devices,
 )
@@ -30,6 +43,14 @@ from disklab.web.pages import (
 MANIFEST = ".disklab-publish.json"
 # Bump when the manifest changes shape. 1: first version (the files written, relative to the folder).
 MANIFEST_VERSION = 1
+# Beside DIR while a publish runs, each followed by the PID of the publish: the site in the making, and (where the
+# file system cannot exchange two names) the previous site between its two renames.
+NEW, ASIDE = ".disklab-new-", ".disklab-old-"
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
+# A file system or libc without renameat2's exchange (NFS, FUSE, an old kernel or libc): rename aside instead.
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP}
+# A file system without hard links (FAT, some FUSE): the lab's own files are copied into the new folder instead.
+_NO_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EXDEV}
 
 
 @dataclass(frozen=True)
@@ -50,11 +71,11 @@ class _WholeList(RunsListing):
 
 
 class _Site:
-    """The files of one publish, written as they come and recorded in the manifest."""
+    """The files of one publish, written into the new folder (no reader sees it before the swap)."""
 
-    def __init__(self, folder: Path, earlier: set[str]):
+    def __init__(self, folder: Path, shown: Path):
         self.folder = folder
-        self.earlier = earlier
+        self.shown = shown  # the folder the user named, for messages
         self.written: set[str] = set()
 
     def write(self, name: str, text: str) -> None:
@@ -63,28 +84,44 @@ class _Site:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise UserError(f"cannot write {self.shown / name}: {exc.strerror or exc}") from None
         self.written.add(name)
 
-    def record(self, files: Iterable[str]) -> None:
-        document = {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "files": sorted(files)}
+    def record(self) -> None:
+        document = {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "files": sorted(self.written)}
         self.write(MANIFEST, json.dumps(document, indent=1) + "\n")
-
-    def remove_stale(self) -> None:
-        """The earlier publish's files this one did not write again, and the folders that leaves empty."""
-        for name in sorted(self.earlier - self.written, reverse=True):
-            path = self.folder / name
-            path.unlink(missing_ok=True)
-            for parent in path.parents:
-                if parent == self.folder or any(parent.iterdir()):
-                    break
-                parent.rmdir()
 
 
 def publish(store: Store, folder: Path) -> Published:
     """Write the site into `folder` (created if missing); refused when it holds files of anything but a publish."""
-    site = _Site(folder, _earlier_files(folder))
-    site.record(site.earlier)  # first: a publish cut short still leaves a folder a next publish may overwrite
+    shown, folder = folder, _site_folder(folder)
+    try:
+        _clear_leftovers(folder)
+        earlier = _earlier_files(folder)
+        new = folder.with_name(f"{folder.name}{NEW}{os.getpid()}")
+        remove_entry(new)  # named by this process's PID: what is there is a dead process's with the same PID
+        new.mkdir()
+    except OSError as exc:
+        raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
+    try:
+        site = _Site(new, shown)
+        runs, devices, comparisons = _write_site(site, store)
+        site.record()
+        try:
+            if folder.is_dir():
+                _carry_over(folder, new, earlier | {MANIFEST})
+                _keep_folder(folder, new)
+            _swap_in(new, folder)
+        except OSError as exc:
+            raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
+    except BaseException:
+        remove_entry(new)  # the site in the making, or after the exchange the previous one
+        raise
+    return Published(runs, devices, comparisons, len(site.written))
+
+
+def _write_site(site: _Site, store: Store) -> tuple[int, int, int]:
+    """Every page and download into the site; (runs, devices, comparisons)."""
     generated_at = now_iso()
     devices = store_devices(store)
     comparisons = 0
@@ -102,25 +139,53 @@ def publish(store: Store, folder: Path) -> Published:
     site.write(_page(StaticLinks(0).devices()), render_devices_page(devices, StaticLinks(1)))
     runs = sum(len(d.runs) for d in devices)
     site.write(_page(StaticLinks(0).runs()), _index(store, runs))
-    site.record(site.written | {MANIFEST})
-    site.remove_stale()
-    return Published(runs, len(devices), comparisons, len(site.written))
+    return runs, len(devices), comparisons
+
+
+def _site_folder(given: Path) -> Path:
+    """DIR with its links resolved once; refused before anything is written when the site cannot be swapped in."""
+    folder = Path(os.path.realpath(given))
+    if given.is_symlink() and not folder.exists():
+        raise UserError(f"cannot publish into {given}: it is a symbolic link to nothing; name the folder itself")
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"cannot publish into {given}: it is not a folder (a file, a device or a FIFO); name a folder")
+    if folder.is_dir() and os.path.ismount(folder):
+        raise UserError(f"cannot publish into {given}: it is a mount point, and the site is swapped in by renaming "
+                        "its folder; publish into a folder inside it")
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot publish into {given}: {exc.strerror or exc}") from None
+    if not os.access(folder.parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot publish into {given}: the new site is written beside it, and {folder.parent} is "
+                        "not writable")
+    return folder
+
+
+def _clear_leftovers(folder: Path) -> None:
+    """What a killed publish into `folder` left beside it: a previous site it had set aside goes back in place when
+    the folder is missing (killed between the two renames), the rest is removed."""
+    aside = dead_entries(folder.parent, f"{folder.name}{ASIDE}")
+    if aside and not os.path.lexists(folder):
+        os.rename(aside[-1], folder)
+    for prefix in (ASIDE, NEW):
+        remove_dead(folder.parent, f"{folder.name}{prefix}")
 
 
 def _earlier_files(folder: Path) -> set[str]:
     """The files an earlier publish wrote into `folder`; none for a new or empty folder. Anything else is refused."""
     if not folder.exists():
         return set()
-    if not folder.is_dir():
-        raise UserError(f"cannot publish into {folder}: it is a file, not a folder")
     manifest = folder / MANIFEST
     try:
         if not any(folder.iterdir()):
             return set()
-        if not manifest.is_file():
-            raise UserError(f"{folder} is not empty and holds no earlier disklab publish: publish into a new or "
-                            "empty folder, or into one an earlier publish wrote")
+        if not stat.S_ISREG(os.lstat(manifest).st_mode):  # a link is no manifest: nothing is read through one
+            raise FileNotFoundError
         document = json.loads(manifest.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{folder} is not empty and holds no earlier disklab publish: publish into a new or "
+                        "empty folder, or into one an earlier publish wrote") from None
     except OSError as exc:
         raise UserError(f"cannot read {folder}: {exc.strerror or exc}") from None
     except ValueError:
@@ -128,15 +193,90 @@ def _earlier_files(folder: Path) -> set[str]:
     if not isinstance(document, dict) or document.get("format") != "disklab-publish" \
             or not isinstance(document.get("files"), list):
         raise UserError(f"{manifest} is not a disklab publish manifest: publish into a new or empty folder")
-    files = {name for name in document["files"] if isinstance(name, str)}
-    if not all(_inside(name) for name in files):
-        raise UserError(f"{manifest} names files outside {folder}: it was not written by disklab publish")
-    return files
+    return {name for name in document["files"] if isinstance(name, str)}
 
 
-def _inside(name: str) -> bool:
-    """A manifest's name of a file in the folder, not a way out of it ('../x', '/etc/x')."""
-    return not os.path.isabs(name) and ".." not in Path(name).parts
+def _carry_over(old: Path, new: Path, published: set[str]) -> None:
+    """The entries of `old` that no publish wrote, hard-linked into `new` (a link as the link itself, never
+    followed); a name the new site has, or a publish wrote or made a folder of, is the site's, and an entry removed
+    meanwhile is not carried."""
+    ours = published | {parent.as_posix() for name in published for parent in PurePosixPath(name).parents}
+    # A link to a folder is listed in `folders` and not entered; a folder that cannot be read stops the publish
+    # (its files would go with the old folder).
+    for root, folders, files in os.walk(old, onerror=_unless_gone):
+        here = Path(root)
+        base = here.relative_to(old)
+        links = [name for name in folders if (here / name).is_symlink()]
+        for name in (*files, *links):
+            if (base / name).as_posix() in ours or os.path.lexists(new / base / name):
+                continue
+            try:
+                (new / base).mkdir(parents=True, exist_ok=True)
+                _link(here / name, new / base / name)
+            except (FileNotFoundError, FileExistsError, NotADirectoryError):
+                continue
+        for name in folders:  # an empty folder of the lab's own
+            if name not in links and (base / name).as_posix() not in ours and not any((here / name).iterdir()):
+                (new / base / name).mkdir(parents=True, exist_ok=True)
+
+
+def _unless_gone(exc: OSError) -> None:
+    if not isinstance(exc, FileNotFoundError):
+        raise exc
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _keep_folder(old: Path, new: Path) -> None:
+    """The new folder takes the old one's permissions (a web server reads it) and, where allowed, its owner."""
+    info = os.stat(old)
+    os.chmod(new, stat.S_IMODE(info.st_mode))
+    try:
+        os.chown(new, info.st_uid, info.st_gid)
+    except PermissionError:
+        pass  # not root: the folder is the publisher's, as the files in it are
+
+
+def _swap_in(new: Path, folder: Path) -> None:
+    """`new` becomes `folder` in one step, and the previous site is removed."""
+    try:
+        os.rename(new, folder)  # no folder there, or an empty one: replaced whole
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+    try:
+        _exchange(new, folder)
+        previous = new
+    except OSError as exc:
+        if exc.errno not in _NO_EXCHANGE:
+            raise
+        previous = folder.with_name(f"{folder.name}{ASIDE}{os.getpid()}")
+        os.rename(folder, previous)
+        try:
+            os.rename(new, folder)
+        except BaseException:
+            os.rename(previous, folder)
+            raise
+    remove_entry(previous)  # a failure leaves it to the next publish, which finds it by its dead PID
+
+
+def _exchange(first: Path, second: Path) -> None:
+    """renameat2(RENAME_EXCHANGE): the two names swap their folders at once, so `second` is never missing."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "this C library has no renameat2")
+    renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(second))
 
 
 def _page(link: str) -> str:

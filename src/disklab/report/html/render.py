@@ -2,6 +2,7 @@
 
 from disklab.report.html.model import ReportModel
 from disklab.report.html.svg import render_svg
+from disklab.report.terminal import terminal_text
 
 _TEMPLATE = "report.html.j2"
 
@@ -12,8 +13,15 @@ def render_html(model: ReportModel) -> str:
 
     environment = Environment(
         loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        trim_blocks=True, lstrip_blocks=True, finalize=shown,
     )
     # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
     charts = [(spec, Markup(render_svg(spec))) for spec in model.charts]
     return environment.get_template(_TEMPLATE).render(report=model, charts=charts)
+
+
+def shown(value):
+    """Every value a template writes: text with its control and bidi characters written out (\\x1b, \\u202e), as
+    terminals show it, so that a stored U+202E cannot turn the rest of a cell around; markup (our SVG) as it is."""
+    return terminal_text(value, keep_lines=True) if isinstance(value, str) and not hasattr(value, "__html__") \
+        else value

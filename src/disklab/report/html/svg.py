@@ -10,13 +10,20 @@ is not a finite number (or not positive, on a log x axis) has no place on the ch
 drawn as some other value; a value at or below zero on a log y axis sits on the axis' bottom edge.
 """
 
+import html
 import math
 from collections.abc import Sequence
-from html import escape
 
 from disklab.analysis.stats import Summary
 from disklab.report.html.axes import Axis, Plot, number, text_width, x_axis, y_axis
 from disklab.report.html.charts import ChartSpec
+from disklab.report.terminal import terminal_text
+
+
+def escape(text: str) -> str:
+    """Markup escaped, control and bidi characters written out (report/terminal.py): a label shows as stored."""
+    return html.escape(terminal_text(text))
+
 
 # matplotlib's tab10 palette: ten colours, so at most ten lines in one chart (charts.MAX_LINES).
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
