@@ -19,12 +19,14 @@ command -v fio >/dev/null || need_packages+=(fio)
 command -v blkid >/dev/null || need_packages+=(util-linux)      # device safety: signatures, holders
 command -v smartctl >/dev/null || need_packages+=(smartmontools) # SMART before and after each run
 command -v blktrace >/dev/null || need_packages+=(blktrace)      # disklab capture (where its relay files work)
+command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)    # run --fs ext4 (and the device-safety tests)
+command -v mkfs.xfs >/dev/null || need_packages+=(xfsprogs)      # run --fs xfs
+command -v mkfs.btrfs >/dev/null || need_packages+=(btrfs-progs) # run --fs btrfs
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)
 fi
 if [ "$purpose" = tests ]; then
-  command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)  # device-safety tests
   command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
   command -v ip >/dev/null || need_packages+=(iproute2)           # many-hosts tests: network namespaces
   command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test

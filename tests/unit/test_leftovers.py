@@ -52,12 +52,17 @@ def test_a_replay_removes_the_iolog_folder_a_killed_replay_left() -> None:
     assert not folder.exists()
 
 
-def test_doctor_lists_and_removes_leftovers(tmp_path: Path) -> None:
-    fio_folder = Path(tempfile.gettempdir()) / f"{FOLDER_PREFIX}{dead_pid()}-xyz"
+def test_doctor_lists_and_removes_leftovers(tmp_path: Path, monkeypatch) -> None:
+    # Folders of their own: another disklab running beside the test sweeps the shared ones too.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "var").mkdir()
+    monkeypatch.setattr("disklab.trace.leftovers.replay_parent", lambda: tmp_path / "var")
+    fio_folder = tmp_path / f"{FOLDER_PREFIX}{dead_pid()}-xyz"
     fio_folder.mkdir()
-    replay = replay_parent() / f"{REPLAY_PREFIX}{dead_pid()}-xyz"
+    replay = tmp_path / "var" / f"{REPLAY_PREFIX}{dead_pid()}-xyz"
     replay.mkdir()
-    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "results.db"), "doctor"], env={"COLUMNS": "400"})
-    assert f"removed a killed run's fio folder: {fio_folder}" in result.output
-    assert f"removed a killed replay's rewritten iolog: {replay}" in result.output
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "results.db"), "doctor"])
+    assert "removed 2 left by killed disklab processes (listed below)" in result.output
+    assert f"removed a killed run's fio folder: {fio_folder}" in result.output.splitlines()
+    assert f"removed a killed replay's rewritten iolog: {replay}" in result.output.splitlines()
     assert not fio_folder.exists() and not replay.exists()

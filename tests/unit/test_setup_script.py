@@ -29,7 +29,8 @@ def missing_on_bare_machine(tmp_path: Path, purpose: str) -> set[str]:
 
 
 def test_the_demo_needs_fio_and_the_labs_own_tools_only(tmp_path):
-    assert missing_on_bare_machine(tmp_path, "lab") == {"fio", "util-linux", "smartmontools", "blktrace"}
+    assert missing_on_bare_machine(tmp_path, "lab") == {"fio", "util-linux", "smartmontools", "blktrace", "e2fsprogs",
+                                                        "xfsprogs", "btrfs-progs"}
 
 
 def test_the_tests_get_chromium_postgresql_and_the_device_and_network_tools(tmp_path):

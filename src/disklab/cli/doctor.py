@@ -23,5 +23,8 @@ def doctor(ctx, target):
     for check in checks:
         table.add_row(check.name, Text(check.status, style=_STYLE[check.status]), check.detail)
     stdout_console().print(table)
+    for check in checks:
+        for line in check.lines:
+            stdout_console().print(line, highlight=False)
     if any(c.status == "fail" for c in checks):
         ctx.exit(1)

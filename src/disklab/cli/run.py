@@ -62,6 +62,10 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
               help="With a saturate suite: report the highest IOPS whose p99 stays under this, e.g. 1ms, 500us.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
+@click.option("--fs", multiple=True, metavar="TYPE[:MKFS-OPTIONS][@MOUNT-OPTIONS]",
+              help="With a device --target and --destroy-data: make this file system on it (ext4, xfs, btrfs ...), "
+                   "mount it, and run the suite on a test file there; repeatable, one stored run per file system, "
+                   "e.g. --fs ext4 --fs 'xfs:-d su=64k,sw=4@noatime'.")
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
                    "fits in it are flagged (device-cache).")
@@ -92,7 +96,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        fs, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
         dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
@@ -132,15 +136,28 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if hosts and new_file:
         raise UserError("--new-file makes a test file here; with --hosts the target is a directory on the hosts")
     resolved = hosts_target(target) if hosts else resolve_target(target, new_file)
-    plan = in_passes(plan_for_target(loaded, overrides, read_only, resolved), repeat, shared)
-    if dry_run:
+    if fs:
+        from disklab.cli.run_configured import run_per_file_system
+
+        run_per_file_system(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
+        return
+    _run_on(ctx, loaded, resolved, repeat, shared)
+
+
+def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None) -> int | None:
+    """The suite run on a resolved target and stored (printed only, with --dry-run); `recorded` is kept with the
+    run beside its options (a configuration's name, what was made for it). Returns the run's number."""
+    p = ctx.params
+    precision, max_time, p99, best_of, hosts = p["precision"], p["max_time"], p["p99"], p["best_of"], p["hosts"]
+    plan = in_passes(plan_for_target(suite, overrides_from(p), p["read_only"], resolved), repeat, shared)
+    if p["dry_run"]:
         _print_plan(plan, resolved, schedule_for(plan, repeat, precision, max_time, p99))
         _print_passes(plan, repeat, shared, precision, best_of)
-        return
-    say, progress = (_silent, quiet_progress) if quiet else (_say, _progress)
+        return None
+    say, progress = (_silent, quiet_progress) if p["quiet"] else (_say, _progress)
     schedule_for(plan, repeat, precision, max_time, p99)  # options that do not fit the suite: refused before probing
     elsewhere = on_hosts(hosts, resolved.path) if hosts else None
-    plan, fio = prepare(plan, resolved, destroy_data, force, say, elsewhere)
+    plan, fio = prepare(plan, resolved, p["destroy_data"], p["force"], say, elsewhere)
     schedule = schedule_for(plan, repeat, precision, max_time, p99)  # of the plan with its engines resolved
     # Once nothing can refuse the run any more: a refusal stays the one line on stderr.
     say(_run_header(plan, resolved, schedule))
@@ -148,14 +165,15 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if passes:
         say(passes)
     with open_store(ctx, write=True) as store:
-        params = {**ctx.params, "repeat": repeat, "passes_share_runtime": shared,
-                  "hosts": [h.name for h in hosts] if hosts else None}
-        run_id = start_run(store, plan, resolved, fio, schedule, params, destroy_data, force, say)
+        params = {**p, "repeat": repeat, "passes_share_runtime": shared,
+                  "hosts": [h.name for h in hosts] if hosts else None, **(recorded or {})}
+        run_id = start_run(store, plan, resolved, fio, schedule, params, p["destroy_data"], p["force"], say)
         say(f"run {run_id} started: each test is stored as it finishes")
         with _resume_hint(store, run_id):
-            outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), keep_file, cache_bytes, progress,
-                                 say, elsewhere)
-        show_finished(store, run_id, outcomes, output_format)
+            outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), p["keep_file"], p["cache_bytes"],
+                                 progress, say, elsewhere)
+        show_finished(store, run_id, outcomes, p["output_format"])
+    return run_id
 
 
 def _replay(ctx) -> None:
@@ -171,7 +189,7 @@ def _replay(ctx) -> None:
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
-                "hosts", "cache_bytes", "quiet", "output_format", "new_file")
+                "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

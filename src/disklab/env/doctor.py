@@ -10,9 +10,10 @@ from pathlib import Path
 from disklab.errors import FioError
 from disklab.fio.executor import FOLDER_PREFIX
 from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_works
-from disklab.system.leftovers import Leftover, dead_entries
+from disklab.system.leftovers import Leftover, dead_entries, remove_leftovers
+from disklab.targets.filesystem import mount_leftovers
 from disklab.targets.target import stale_entries
-from disklab.trace.leftovers import capture_leftovers, remove_leftovers, replay_leftovers
+from disklab.trace.leftovers import capture_leftovers, replay_leftovers
 
 
 PROBE_TIMEOUT_S = 60
@@ -23,6 +24,7 @@ class Check:
     name: str
     status: str  # ok, warn or fail
     detail: str
+    lines: tuple[str, ...] = ()  # printed after the table, one each, too long for a cell (a list of paths)
 
 
 def run_checks(target: str | None, store_path: Path) -> list[Check]:
@@ -82,7 +84,7 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
 
 def _leftovers_check(target: str | None) -> Check:
     """What killed disklab processes left (SIGKILL cannot be caught): found by the PID in each name, and removed."""
-    found = capture_leftovers() + replay_leftovers()
+    found = capture_leftovers() + replay_leftovers() + mount_leftovers()
     found += [Leftover(path, "a killed run's fio folder") for path in dead_entries(tempfile.gettempdir(), FOLDER_PREFIX)]
     if target and Path(target).is_dir():
         found += [Leftover(path, "a killed run's test file") for path in stale_entries(target, ("testfile", "files"))]
@@ -90,9 +92,11 @@ def _leftovers_check(target: str | None) -> Check:
         return Check("leftovers", "ok", "nothing left by killed disklab processes")
     removed = remove_leftovers(found)
     kept = [leftover for leftover in found if leftover not in removed]
-    detail = "; ".join(f"removed {leftover.what}: {leftover.path}" for leftover in removed)
-    detail += "".join(f"; cannot remove {leftover.what}: {leftover.path}" for leftover in kept)
-    return Check("leftovers", "fail" if kept else "warn", detail.lstrip("; "))
+    lines = tuple(f"removed {leftover.what}: {leftover.path}" for leftover in removed) + tuple(
+        f"cannot remove {leftover.what}: {leftover.path}" for leftover in kept)
+    detail = f"removed {len(removed)} left by killed disklab processes (listed below)" + (
+        f"; {len(kept)} could not be removed" if kept else "")
+    return Check("leftovers", "fail" if kept else "warn", detail, lines)
 
 
 def _store_check(store_path: Path) -> Check:

@@ -13,9 +13,9 @@ from disklab.fio.executor import Executor
 from disklab.plan.jobfile import job_section_name, render_layout_jobfile
 from disklab.run.schedule import Finished, FixedSchedule
 from disklab.store.repository import Store
-from disklab.system.leftovers import owned_prefix
+from disklab.system.leftovers import owned_prefix, remove_leftovers
 from disklab.targets.target import Target
-from disklab.trace.leftovers import REPLAY_PREFIX, remove_leftovers, replay_leftovers, replay_parent
+from disklab.trace.leftovers import REPLAY_PREFIX, replay_leftovers, replay_parent
 from disklab.trace.replay import (TraceFacts, check_fits, describe_fidelity, fit_to_fio, replay_fidelity, replay_suite,
                                   replay_test, rewrite_for_target)
 

@@ -79,7 +79,8 @@ class Store:
                 yield
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:  # a Ctrl-C just after COMMIT has nothing to roll back
+                    self.conn.execute("ROLLBACK")
                 raise
 
     def __enter__(self) -> "Store":
@@ -216,9 +217,8 @@ class Store:
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
         with translate_errors(self.path):
-            self.conn.execute(
-                "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?", (status, error, now_iso(), run_id)
-            )
+            self.conn.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                              (status, error, now_iso(), run_id))
 
     def abandoned_runs(self, hostname: str) -> list[int]:
         """Runs still running whose process is gone: this host's, and imports (fio names their hosts); reading only."""

@@ -5,16 +5,35 @@ what a live one uses by that PID, and removed by the next command of the same ki
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.system.host import process_alive
 
 
+def remove_entry(path: Path) -> bool:
+    """A file or a folder (never a link's target) gone; False when it could not be removed."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Leftover:
     path: Path
     what: str  # for `disklab doctor`: "a capture's spool file"
+    remove: Callable[[Path], bool] = remove_entry  # a tracing instance is stopped, a file system unmounted first
+
+
+def remove_leftovers(leftovers: list[Leftover]) -> list[Leftover]:
+    """Those removed."""
+    return [leftover for leftover in leftovers if leftover.remove(leftover.path)]
 
 
 def owned_prefix(prefix: str) -> str:
@@ -31,18 +50,6 @@ def dead_entries(folder: Path | str, prefix: str) -> list[Path]:
         return []
     return [Path(folder) / name for name in names
             if (found := pattern.match(name)) and not process_alive(int(found["pid"]))]
-
-
-def remove_entry(path: Path) -> bool:
-    """A file or a folder (never a link's target) gone; False when it could not be removed."""
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-    except OSError:
-        return False
-    return True
 
 
 def remove_dead(folder: Path | str, prefix: str) -> list[Path]:

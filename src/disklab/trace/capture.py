@@ -17,12 +17,13 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.system.host import host_identity, process_alive
+from disklab.system.leftovers import remove_leftovers
 from disklab.system.outputs import checked_output
 from disklab.system.signals import interrupt_on_termination
 from disklab.targets.blockdev import SECTOR_BYTES, probe_block_device
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, Progress
 from disklab.trace.blktrace import BlktraceUnavailable, capture_blktrace, parse_blkparse_lines
-from disklab.trace.leftovers import capture_leftovers, remove_leftovers
+from disklab.trace.leftovers import capture_leftovers
 from disklab.trace.iolog import TraceMeta, TraceRecord, meta_path, write_meta, write_trace
 from disklab.trace.tracefs import capture_tracefs, parse_tracefs_lines
 

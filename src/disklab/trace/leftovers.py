@@ -5,7 +5,7 @@ by `disklab doctor`."""
 import tempfile
 from pathlib import Path
 
-from disklab.system.leftovers import Leftover, dead_entries, remove_entry
+from disklab.system.leftovers import Leftover, dead_entries
 from disklab.trace.blockevents import SPOOL_PREFIX
 from disklab.trace.tracefs import dead_instances, remove_instance
 
@@ -18,16 +18,11 @@ def replay_parent() -> Path:
 
 
 def capture_leftovers() -> list[Leftover]:
-    return ([Leftover(path, "a killed capture's tracing instance, still tracing") for path in dead_instances()]
+    return ([Leftover(path, "a killed capture's tracing instance, still tracing", remove_instance)
+             for path in dead_instances()]
             + [Leftover(path, "a killed capture's spool of events")
                for path in dead_entries(tempfile.gettempdir(), SPOOL_PREFIX)])
 
 
 def replay_leftovers() -> list[Leftover]:
     return [Leftover(path, "a killed replay's rewritten iolog") for path in dead_entries(replay_parent(), REPLAY_PREFIX)]
-
-
-def remove_leftovers(leftovers: list[Leftover]) -> list[Leftover]:
-    """Those removed; a tracing instance is stopped first."""
-    return [leftover for leftover in leftovers
-            if (remove_instance(leftover.path) if leftover.path.parent.name == "instances" else remove_entry(leftover.path))]

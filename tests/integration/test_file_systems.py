@@ -1,0 +1,134 @@
+"""`disklab run --fs`: file systems made on a loop device one after another, one stored run each in one series, the
+device left unmounted after a run, Ctrl-C and SIGKILL; and the refusals."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import COMMAND_TIMEOUT_S, NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, wait_for
+
+pytestmark = [
+    pytest.mark.integration, *NEEDS_LOOP_DEVICES, NEEDS_FIO,
+    pytest.mark.skipif(shutil.which("mkfs.xfs") is None or shutil.which("mkfs.ext4") is None,
+                       reason="mkfs.xfs (xfsprogs) and mkfs.ext4 (e2fsprogs) are needed"),
+]
+# mkfs.xfs makes nothing under 300 MB; a sparse image costs only what is written.
+IMAGE_BYTES = 512 * 1024 * 1024
+SHORT = ("--runtime", "1s", "--ramp", "0", "--size", "64MiB")
+
+
+def mounted(device: str) -> list[str]:
+    """The mount points of `device` now."""
+    return [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if line.split()[0] == device]
+
+
+def has_run(disklab: Disklab) -> bool:
+    """Whether a run is stored yet (the store may still be being made: no table is not yet a run)."""
+    try:
+        return bool(disklab.runs())
+    except sqlite3.Error:
+        return False
+
+
+def own_mount_points(pid: int) -> list[Path]:
+    return sorted(Path(tempfile.gettempdir()).glob(f"disklab-fs-{pid}-*"))
+
+
+def test_two_file_systems_are_two_runs_of_one_series(disklab: Disklab, attach_loop: Callable[..., str]) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    result = disklab("run", "quick", "--target", device, "--destroy-data", "--fs", "ext4",
+                     "--fs", "xfs:-b size=4096@noatime", *SHORT)
+    assert result.returncode == 0, result.stderr
+    assert "configuration 2 of 2: xfs -b size=4096 noatime" in result.stderr
+    assert not mounted(device)
+
+    runs = disklab.runs()
+    assert [(row["name"], row["status"]) for row in runs] == [("ext4", "complete"),
+                                                             ("xfs -b size=4096 noatime", "complete")]
+    first, second = (json.loads(disklab("show", str(row["id"]), "-f", "json").stdout) for row in runs)
+    ext4, xfs = first["run"]["options"]["configuration"], second["run"]["options"]["configuration"]
+    assert (ext4["fs"], ext4["mkfs_options"], ext4["mount_options"]) == ("ext4", [], "")
+    assert (xfs["fs"], xfs["mkfs_options"], xfs["mount_options"]) == ("xfs", ["-b", "size=4096"], "noatime")
+    assert "noatime" in xfs["kernel_mount_options"].split(",") and xfs["device"] == device
+    assert xfs["mkfs_command"] == f"mkfs.xfs -f -b size=4096 {device}"
+    assert second["run"]["options"]["series"] == runs[0]["id"] and "series" not in first["run"]["options"]
+    # The tests ran on the file system made for them, as the environment recorded it.
+    assert first["environment"]["fs_type"] == "ext4" and second["environment"]["fs_type"] == "xfs"
+    assert second["environment"]["fs_source"] == device
+
+    compared = disklab("compare", str(runs[0]["id"]), str(runs[1]["id"]))
+    assert compared.returncode == 0, compared.stderr
+    assert "ext4 (run" in compared.stdout and "xfs -b size=4096 noatime (run" in compared.stdout
+
+
+def test_ctrl_c_leaves_the_device_unmounted(disklab: Disklab, attach_loop: Callable[..., str]) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    run = disklab.start("run", "quick", "--target", device, "--destroy-data", "--fs", "ext4", "--runtime", "30s",
+                        "--ramp", "0", "--size", "64MiB")
+    assert wait_for(lambda: has_run(disklab), seconds=COMMAND_TIMEOUT_S)  # mounted, and a test running
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=COMMAND_TIMEOUT_S)
+    assert run.returncode == 130, stderr
+    assert not mounted(device) and not own_mount_points(run.pid)
+    listed = disklab("runs", "--format", "json")  # as any command lists it (an interrupt at its start included)
+    assert [run["status"] for run in json.loads(listed.stdout)["runs"]] == ["interrupted"], listed.stdout
+    resumed = disklab("resume", "1")  # its file system was unmounted, and the next --fs would remake it
+    assert resumed.returncode == 2 and "ran on a file system made for it (ext4 on" in resumed.stderr, resumed.stderr
+
+
+def test_after_kill_9_doctor_unmounts_what_the_run_left(disklab: Disklab, attach_loop: Callable[..., str]) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    run = disklab.start("run", "quick", "--target", device, "--destroy-data", "--fs", "ext4", "--runtime", "30s",
+                        "--ramp", "0", "--size", "64MiB")
+    assert wait_for(lambda: has_run(disklab), seconds=COMMAND_TIMEOUT_S)
+    run.kill()
+    run.communicate(timeout=COMMAND_TIMEOUT_S)  # fio dies with it (its parent-death signal); unmounting waits for it
+    (left,) = own_mount_points(run.pid)
+    assert mounted(device) == [str(left)]
+    result = disklab("doctor")
+    assert f"removed a killed run's file system, still mounted: {left}" in result.stdout.splitlines()
+    assert not mounted(device) and not left.exists()
+
+
+@pytest.mark.parametrize("arguments, code, says", [
+    (("--fs", "ext4"), 3, "add --destroy-data"),
+    (("--destroy-data", "--fs", "zfs"), 2, "not a file system disklab makes"),
+    (("--destroy-data", "--fs", "ext4", "--fs", "ext4"), 2, "is given twice"),
+    (("--destroy-data", "--fs", "xfs:/dev/sda"), 2, "mkfs options name no device"),
+])
+def test_refusals_are_one_line(disklab: Disklab, attach_loop: Callable[..., str], arguments, code, says) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    result = disklab("run", "quick", "--target", device, *arguments, *SHORT)
+    assert result.returncode == code and says in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not disklab.runs()
+
+
+def test_a_directory_or_a_mounted_device_is_refused(disklab: Disklab, attach_loop: Callable[..., str],
+                                                    mount: Callable[[str], Path], tmp_path: Path) -> None:
+    result = disklab("run", "quick", "--target", str(tmp_path), "--destroy-data", "--fs", "ext4", *SHORT)
+    assert result.returncode == 2 and "--fs makes a file system on a block device" in result.stderr, result.stderr
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
+    mount(device)
+    result = disklab("run", "quick", "--target", device, "--destroy-data", "--force", "--fs", "xfs", *SHORT)
+    assert result.returncode == 3 and "mounted" in result.stderr, result.stderr
+    assert not disklab.runs()
+
+
+def test_a_dry_run_says_what_it_would_make_and_makes_nothing(disklab: Disklab,
+                                                             attach_loop: Callable[..., str]) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    result = disklab("run", "quick", "--target", device, "--fs", "xfs:-d su=64k,sw=4@noatime", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert f"mkfs.xfs -f -d su=64k,sw=4 {device}; mount -t xfs -o noatime {device}" in result.stdout
+    assert subprocess.run(["blkid", "-p", device], capture_output=True).returncode == 2  # no signature made
+    assert not disklab.store_path.exists()
