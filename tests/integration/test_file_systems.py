@@ -55,7 +55,8 @@ def test_two_file_systems_are_two_runs_of_one_series(disklab: Disklab, attach_lo
     assert [(row["name"], row["status"]) for row in runs] == [("ext4", "complete"),
                                                              ("xfs -b size=4096 noatime", "complete")]
     first, second = (json.loads(disklab("show", str(row["id"]), "-f", "json").stdout) for row in runs)
-    ext4, xfs = first["run"]["options"]["configuration"], second["run"]["options"]["configuration"]
+    ext4, xfs = (run["run"]["options"]["configuration"]["file_system"] for run in (first, second))
+    assert second["run"]["options"]["configuration"]["label"] == "xfs -b size=4096 noatime"
     assert (ext4["fs"], ext4["mkfs_options"], ext4["mount_options"]) == ("ext4", [], "")
     assert (xfs["fs"], xfs["mkfs_options"], xfs["mount_options"]) == ("xfs", ["-b", "size=4096"], "noatime")
     assert "noatime" in xfs["kernel_mount_options"].split(",") and xfs["device"] == device
@@ -82,7 +83,7 @@ def test_ctrl_c_leaves_the_device_unmounted(disklab: Disklab, attach_loop: Calla
     listed = disklab("runs", "--format", "json")  # as any command lists it (an interrupt at its start included)
     assert [run["status"] for run in json.loads(listed.stdout)["runs"]] == ["interrupted"], listed.stdout
     resumed = disklab("resume", "1")  # its file system was unmounted, and the next --fs would remake it
-    assert resumed.returncode == 2 and "ran on a file system made for it (ext4 on" in resumed.stderr, resumed.stderr
+    assert resumed.returncode == 2 and "ran in a configuration set up for it (ext4)" in resumed.stderr, resumed.stderr
 
 
 def test_after_kill_9_doctor_unmounts_what_the_run_left(disklab: Disklab, attach_loop: Callable[..., str]) -> None:
@@ -115,7 +116,7 @@ def test_refusals_are_one_line(disklab: Disklab, attach_loop: Callable[..., str]
 def test_a_directory_or_a_mounted_device_is_refused(disklab: Disklab, attach_loop: Callable[..., str],
                                                     mount: Callable[[str], Path], tmp_path: Path) -> None:
     result = disklab("run", "quick", "--target", str(tmp_path), "--destroy-data", "--fs", "ext4", *SHORT)
-    assert result.returncode == 2 and "--fs makes a file system on a block device" in result.stderr, result.stderr
+    assert result.returncode == 2 and "--fs set up the device under test" in result.stderr, result.stderr
     device = attach_loop(size_bytes=IMAGE_BYTES)
     subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
     mount(device)
@@ -132,3 +133,16 @@ def test_a_dry_run_says_what_it_would_make_and_makes_nothing(disklab: Disklab,
     assert f"mkfs.xfs -f -d su=64k,sw=4 {device}; mount -t xfs -o noatime {device}" in result.stdout
     assert subprocess.run(["blkid", "-p", device], capture_output=True).returncode == 2  # no signature made
     assert not disklab.store_path.exists()
+
+
+def test_the_write_cache_of_a_loop_device_is_refused_naming_why(disklab: Disklab,
+                                                                attach_loop: Callable[..., str]) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    for extra in ((), ("--fs", "ext4")):
+        result = disklab("run", "quick", "--target", device, "--destroy-data", "--write-cache", "on,off", *extra,
+                         *SHORT)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == (f"disklab: error: --write-cache: {device} is a loop device: it has no drive "
+                                         "cache of its own (its backing file's page cache is the kernel's); run "
+                                         "without --write-cache")
+    assert not disklab.store_path.exists() and not mounted(device)

@@ -66,6 +66,9 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
               help="With a device --target and --destroy-data: make this file system on it (ext4, xfs, btrfs ...), "
                    "mount it, and run the suite on a test file there; repeatable, one stored run per file system, "
                    "e.g. --fs ext4 --fs 'xfs:-d su=64k,sw=4@noatime'.")
+@click.option("--write-cache", metavar="on,off",
+              help="With a device --target: run once per state of the drive's volatile write cache (hdparm, sdparm or "
+                   "nvme-cli), restored afterwards; combines with --fs (every pair).")
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
                    "fits in it are flagged (device-cache).")
@@ -96,7 +99,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        fs, write_cache, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
         dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
@@ -136,10 +139,10 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if hosts and new_file:
         raise UserError("--new-file makes a test file here; with --hosts the target is a directory on the hosts")
     resolved = hosts_target(target) if hosts else resolve_target(target, new_file)
-    if fs:
-        from disklab.cli.run_configured import run_per_file_system
+    if fs or write_cache:
+        from disklab.cli.run_configured import run_per_configuration
 
-        run_per_file_system(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
+        run_per_configuration(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
         return
     _run_on(ctx, loaded, resolved, repeat, shared)
 
@@ -189,7 +192,8 @@ def _replay(ctx) -> None:
 
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
-                "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs")
+                "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
+                "write_cache")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

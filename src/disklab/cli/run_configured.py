@@ -1,9 +1,12 @@
-"""`disklab run SUITE --target DEVICE --destroy-data --fs ...`: the suite run once per file system made on the device,
+"""`disklab run SUITE --target DEVICE --destroy-data --fs ... --write-cache on,off`: the suite run once per
+configuration (each file system made on the device, each state of the drive's write cache, every combination),
 one stored run each, named by what was varied and linked as one series (the first run's number), so that `compare`
-of the series sets the file systems side by side."""
+of the series sets the configurations side by side."""
 
 import shlex
 from collections.abc import Callable
+from contextlib import ExitStack
+from itertools import product
 
 import click
 
@@ -11,44 +14,59 @@ from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, parse_fs_spec
 from disklab.targets.target import Target, resolve_target
+from disklab.targets.write_cache import cache_control, cache_set, parse_states
 
 
-def run_per_file_system(ctx: click.Context, device: Target,
-                        run_on: Callable[[Target, dict], int | None]) -> list[int]:
-    """Each --fs made, mounted, run on and unmounted in turn; the runs' numbers."""
+def run_per_configuration(ctx: click.Context, device: Target,
+                          run_on: Callable[[Target, dict], int | None]) -> list[int]:
+    """Each configuration set up, run on and undone in turn; the runs' numbers."""
     params = ctx.params
     specs = _specs(params["fs"])
+    states = _states(params["write_cache"])
     if device.kind != "device":
-        raise UserError(f"--fs makes a file system on a block device; {device.path} is a {device.kind} (give the "
+        raise UserError(f"{_options(params)} set up the device under test; {device.path} is a {device.kind} (give the "
                         "device as --target, e.g. /dev/sdb)")
     if params["hosts"] or params["new_file"]:
-        raise UserError("--fs makes file systems on a device of this machine: not with --hosts or --new-file")
-    if params["dry_run"]:
-        for index, spec in enumerate(specs, start=1):
-            click.echo(f"configuration {index} of {len(specs)}: {shlex.join(spec.mkfs_command(device.path))}; "
-                       f"{shlex.join(spec.mount_command(device.path, '<private mount point>'))}; the suite on a "
-                       "test file there; umount")
-        return []
-    if not params["destroy_data"]:
-        raise SafetyError(f"--fs makes a file system on {device.path}, which destroys its data; add --destroy-data "
-                          "to allow it")
+        raise UserError(f"{_options(params)} set up a device of this machine: not with --hosts or --new-file")
     check_tools(specs)
+    control = cache_control(device.device) if states else None
+    configurations = list(product(specs or [None], states or [None]))
+    if params["dry_run"]:
+        for index, (spec, state) in enumerate(configurations, start=1):
+            steps = ([shlex.join(control.set_command(state == "on"))] if state else []) + (
+                [shlex.join(spec.mkfs_command(device.path)),
+                 shlex.join(spec.mount_command(device.path, "<private mount point>"))] if spec else [])
+            click.echo(f"configuration {index} of {len(configurations)}: {'; '.join(steps)}; then the suite"
+                       + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
+        return []
+    if specs:
+        if not params["destroy_data"]:
+            raise SafetyError(f"--fs makes a file system on {device.path}, which destroys its data; add "
+                              "--destroy-data to allow it")
+        # The user's consent, checked once against the device as it is now: the file systems made after the
+        # first are disklab's own, which --force need not allow again.
+        check_device_writable(device.device, destroy_data=True, force=params["force"])
     say = (lambda line: None) if params["quiet"] else (lambda line: click.echo(line, err=True))
-    # The user's consent, checked once against the device as it is now: the file systems made after the first are
-    # disklab's own, which --force need not allow again.
-    check_device_writable(device.device, destroy_data=True, force=params["force"])
     runs: list[int] = []
-    for index, spec in enumerate(specs, start=1):
-        say(f"configuration {index} of {len(specs)}: {spec.label} on {device.path}")
-        with made_and_mounted(device.path, spec, say) as made:
-            mount_point = made.pop("mount_point")
-            recorded = {"name": _name(params["name"], spec), "configuration": made,
-                        "series": runs[0] if runs else None}
-            run_id = run_on(resolve_target(mount_point), recorded)
+    for index, (spec, state) in enumerate(configurations, start=1):
+        label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}") if part)
+        say(f"configuration {index} of {len(configurations)}: {label} on {device.path}")
+        with ExitStack() as undo:
+            recorded: dict = {}
+            if state:
+                recorded["write_cache"] = undo.enter_context(cache_set(control, state, say))
+            target = device
+            if spec:
+                made = undo.enter_context(made_and_mounted(device.path, spec, say))
+                target = resolve_target(made.pop("mount_point"))
+                recorded["file_system"] = made
+            run_id = run_on(target, {"name": f"{params['name']} · {label}" if params["name"] else label,
+                                     "configuration": {"label": label, **recorded},
+                                     "series": runs[0] if runs else None})
         if run_id is not None:
             runs.append(run_id)
     if len(runs) > 1:
-        say(f"runs {', '.join(map(str, runs))} are one series, one file system each: disklab compare "
+        say(f"runs {', '.join(map(str, runs))} are one series, one configuration each: disklab compare "
             f"{' '.join(map(str, runs))}")
     return runs
 
@@ -67,5 +85,15 @@ def _specs(given: tuple[str, ...]) -> list[FsSpec]:
     return specs
 
 
-def _name(given: str | None, spec: FsSpec) -> str:
-    return f"{given} · {spec.label}" if given else spec.label
+def _states(given: str | None) -> tuple[str, ...]:
+    if given is None:
+        return ()
+    try:
+        return parse_states(given)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--write-cache'") from None
+
+
+def _options(params: dict) -> str:
+    return " and ".join(option for option, name in (("--fs", "fs"), ("--write-cache", "write_cache"))
+                        if params[name])

@@ -123,9 +123,9 @@ def resumable(store: Store, run_ref: str) -> tuple[int, RunRecord, Suite]:
         raise UserError(f"run {run_id} replays a trace in one fio run, which cannot continue where it stopped; "
                         "run the replay again")
     if "configuration" in record.info.options:
-        made = record.info.options["configuration"]
-        raise UserError(f"run {run_id} ran on a file system made for it ({made.get('label')} on {made.get('device')}), "
-                        "unmounted when it stopped and remade by the next configuration: run it again with --fs")
+        label = record.info.options["configuration"].get("label")
+        raise UserError(f"run {run_id} ran in a configuration set up for it ({label}) and undone when it stopped (a "
+                        "file system remade by the next one, a write cache restored): run it again with the same options")
     if "imported_from" in record.info.options:
         raise UserError(f"run {run_id} was imported from {record.info.options['imported_from']}: fio ran it "
                         "elsewhere, so there is nothing to resume; import the file again once it is complete")
