@@ -1,9 +1,12 @@
-"""`disklab run --fs`: file systems made on a loop device one after another, one stored run each in one series, the
-device left unmounted after a run, Ctrl-C and SIGKILL; and the refusals."""
+"""`disklab run --fs`, `--write-cache`, `--overprovision`: configurations of a loop device one after another, one
+stored run each in one series, the device left unmounted after a run, Ctrl-C and SIGKILL, an over-provisioned level
+writing only its share; and the refusals."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -146,3 +149,31 @@ def test_the_write_cache_of_a_loop_device_is_refused_naming_why(disklab: Disklab
                                          "cache of its own (its backing file's page cache is the kernel's); run "
                                          "without --write-cache")
     assert not disklab.store_path.exists() and not mounted(device)
+
+
+def test_an_overprovisioned_level_writes_only_its_share_of_the_device(disklab: Disklab,
+                                                                      attach_loop: Callable[..., str],
+                                                                      tmp_path: Path) -> None:
+    device = attach_loop("op.img", size_bytes=256 * 1024 * 1024)
+    result = disklab("run", "quick", "--target", device, "--destroy-data", "--overprovision", "0,50",
+                     "--runtime", "1s", "--ramp", "0")
+    assert result.returncode == 0, result.stderr
+    runs = disklab.runs()
+    assert [row["name"] for row in runs] == ["OP 0 %", "OP 50 %"]
+    options = json.loads(disklab("show", str(runs[1]["id"]), "-f", "json").stdout)["run"]["options"]
+    assert options["configuration"]["overprovision"] == {
+        "percent": 50, "discard": f"blkdiscard --force {device}", "used_bytes": 128 * 1024 * 1024,
+        "device_bytes": 256 * 1024 * 1024}
+    # The loop device punches a discarded range out of its sparse image: after the 50 % level's full discard, the
+    # image holds data only where that level wrote, which must all lie in its first half.
+    with (tmp_path / "op.img").open("rb") as image:
+        assert os.lseek(image.fileno(), 0, os.SEEK_DATA) == 0
+        with pytest.raises(OSError) as beyond:  # ENXIO: no data from the middle on
+            os.lseek(image.fileno(), 128 * 1024 * 1024, os.SEEK_DATA)
+        assert beyond.value.errno == errno.ENXIO
+
+
+def test_overprovision_with_a_file_system_is_refused(disklab: Disklab, attach_loop: Callable[..., str]) -> None:
+    result = disklab("run", "quick", "--target", attach_loop(size_bytes=IMAGE_BYTES), "--destroy-data", "--fs", "ext4",
+                     "--overprovision", "20", *SHORT)
+    assert result.returncode == 2 and "give one of them" in result.stderr, result.stderr

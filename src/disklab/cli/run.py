@@ -69,6 +69,9 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.option("--write-cache", metavar="on,off",
               help="With a device --target: run once per state of the drive's volatile write cache (hdparm, sdparm or "
                    "nvme-cli), restored afterwards; combines with --fs (every pair).")
+@click.option("--overprovision", metavar="PERCENT,...",
+              help="With a device --target and --destroy-data: before each level discard the whole device, then use "
+                   "only its first (100 - PERCENT) %%, e.g. 0,20,40,60 with the steady suite (study M4).")
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
                    "fits in it are flagged (device-cache).")
@@ -99,7 +102,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        fs, write_cache, overprovision, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
         dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
@@ -139,7 +142,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if hosts and new_file:
         raise UserError("--new-file makes a test file here; with --hosts the target is a directory on the hosts")
     resolved = hosts_target(target) if hosts else resolve_target(target, new_file)
-    if fs or write_cache:
+    if fs or write_cache or overprovision:
         from disklab.cli.run_configured import run_per_configuration
 
         run_per_configuration(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
@@ -193,7 +196,7 @@ def _replay(ctx) -> None:
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
-                "write_cache")
+                "write_cache", "overprovision")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

@@ -1,5 +1,6 @@
-"""`disklab run SUITE --target DEVICE --destroy-data --fs ... --write-cache on,off`: the suite run once per
-configuration (each file system made on the device, each state of the drive's write cache, every combination),
+"""`disklab run SUITE --target DEVICE --destroy-data --fs ... --write-cache on,off --overprovision 0,50`: the suite
+run once per configuration (each file system made on the device, each state of the drive's write cache, each share
+of the device left unused after a full discard; every combination),
 one stored run each, named by what was varied and linked as one series (the first run's number), so that `compare`
 of the series sets the configurations side by side."""
 
@@ -13,6 +14,7 @@ import click
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, parse_fs_spec
+from disklab.targets.overprovision import check_discard, discard_whole, parse_levels, usable
 from disklab.targets.target import Target, resolve_target
 from disklab.targets.write_cache import cache_control, cache_set, parse_states
 
@@ -22,34 +24,42 @@ def run_per_configuration(ctx: click.Context, device: Target,
     """Each configuration set up, run on and undone in turn; the runs' numbers."""
     params = ctx.params
     specs = _specs(params["fs"])
-    states = _states(params["write_cache"])
+    states = _parsed(params["write_cache"], parse_states, "--write-cache")
+    levels = _parsed(params["overprovision"], parse_levels, "--overprovision")
     if device.kind != "device":
         raise UserError(f"{_options(params)} set up the device under test; {device.path} is a {device.kind} (give the "
                         "device as --target, e.g. /dev/sdb)")
     if params["hosts"] or params["new_file"]:
         raise UserError(f"{_options(params)} set up a device of this machine: not with --hosts or --new-file")
+    if specs and levels:
+        raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans the "
+                        "whole device: give one of them")
     check_tools(specs)
     control = cache_control(device.device) if states else None
-    configurations = list(product(specs or [None], states or [None]))
+    if levels:
+        check_discard(device)
+    configurations = list(product(specs or [None], states or [None], levels or [None]))
     if params["dry_run"]:
-        for index, (spec, state) in enumerate(configurations, start=1):
+        for index, (spec, state, level) in enumerate(configurations, start=1):
             steps = ([shlex.join(control.set_command(state == "on"))] if state else []) + (
                 [shlex.join(spec.mkfs_command(device.path)),
-                 shlex.join(spec.mount_command(device.path, "<private mount point>"))] if spec else [])
+                 shlex.join(spec.mount_command(device.path, "<private mount point>"))] if spec else []) + (
+                [f"blkdiscard --force {device.path}; the first {100 - level} % only"] if level is not None else [])
             click.echo(f"configuration {index} of {len(configurations)}: {'; '.join(steps)}; then the suite"
                        + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
         return []
-    if specs:
+    if specs or levels:
         if not params["destroy_data"]:
-            raise SafetyError(f"--fs makes a file system on {device.path}, which destroys its data; add "
-                              "--destroy-data to allow it")
-        # The user's consent, checked once against the device as it is now: the file systems made after the
-        # first are disklab's own, which --force need not allow again.
+            raise SafetyError(f"{_options(params)} {'makes a file system on' if specs else 'discards'} "
+                              f"{device.path}, which destroys its data; add --destroy-data to allow it")
+        # The user's consent, checked once against the device as it is now: what is made or discarded after the
+        # first configuration is disklab's own, which --force need not allow again.
         check_device_writable(device.device, destroy_data=True, force=params["force"])
     say = (lambda line: None) if params["quiet"] else (lambda line: click.echo(line, err=True))
     runs: list[int] = []
-    for index, (spec, state) in enumerate(configurations, start=1):
-        label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}") if part)
+    for index, (spec, state, level) in enumerate(configurations, start=1):
+        label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
+                                             level is not None and f"OP {level} %") if part)
         say(f"configuration {index} of {len(configurations)}: {label} on {device.path}")
         with ExitStack() as undo:
             recorded: dict = {}
@@ -60,6 +70,11 @@ def run_per_configuration(ctx: click.Context, device: Target,
                 made = undo.enter_context(made_and_mounted(device.path, spec, say))
                 target = resolve_target(made.pop("mount_point"))
                 recorded["file_system"] = made
+            if level is not None:
+                target = usable(device, level)
+                recorded["overprovision"] = {"percent": level, "discard": discard_whole(device),
+                                             "used_bytes": target.capacity_bytes,
+                                             "device_bytes": device.capacity_bytes}
             run_id = run_on(target, {"name": f"{params['name']} · {label}" if params["name"] else label,
                                      "configuration": {"label": label, **recorded},
                                      "series": runs[0] if runs else None})
@@ -85,15 +100,15 @@ def _specs(given: tuple[str, ...]) -> list[FsSpec]:
     return specs
 
 
-def _states(given: str | None) -> tuple[str, ...]:
+def _parsed(given: str | None, parse: Callable[[str], tuple], option: str) -> tuple:
     if given is None:
         return ()
     try:
-        return parse_states(given)
+        return parse(given)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--write-cache'") from None
+        raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
 def _options(params: dict) -> str:
-    return " and ".join(option for option, name in (("--fs", "fs"), ("--write-cache", "write_cache"))
-                        if params[name])
+    return " and ".join(option for option, name in (("--fs", "fs"), ("--write-cache", "write_cache"),
+                                                    ("--overprovision", "overprovision")) if params[name])
