@@ -69,9 +69,11 @@ def test_two_file_systems_are_two_runs_of_one_series(disklab: Disklab, attach_lo
     assert first["environment"]["fs_type"] == "ext4" and second["environment"]["fs_type"] == "xfs"
     assert second["environment"]["fs_source"] == device
 
-    compared = disklab("compare", str(runs[0]["id"]), str(runs[1]["id"]))
+    compared = disklab("compare", "series:last")  # the series of the last run: both, in order
     assert compared.returncode == 0, compared.stderr
-    assert "ext4 (run" in compared.stdout and "xfs -b size=4096 noatime (run" in compared.stdout
+    assert "ext4 (run 1) vs xfs -b size=4096 noatime (run 2)" in compared.stdout
+    listed = disklab("runs").stdout
+    assert "ext4 [series:1]" in listed and "xfs -b size=4096 noatime [series:1]" in listed
 
 
 def test_ctrl_c_leaves_the_device_unmounted(disklab: Disklab, attach_loop: Callable[..., str]) -> None:

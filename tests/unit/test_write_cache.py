@@ -4,13 +4,17 @@ NVMe drive, so the interfaces are told from sysfs trees laid out as the kernel l
 are written in the shape hdparm -W, sdparm --get and nvme get-feature print them: not captured from a real drive
 (none here), so the parsing is checked on the real tools' output only where such a drive is."""
 
+import json
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from disklab.errors import UserError
 from disklab.targets.blockdev import BlockDevice
-from disklab.targets.write_cache import CacheControl, cache_control, parse_states
+from disklab.system.leftovers import remove_leftovers
+from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
+from tests.unit.test_leftovers import dead_pid
 
 
 def device(sysfs: Path, name: str, number: tuple[int, int], vendor: str | None = None,
@@ -84,3 +88,40 @@ def test_states(text, states):
 def test_bad_states(text):
     with pytest.raises(ValueError):
         parse_states(text)
+
+
+class FakeDrive:
+    """Stands in for the interface's tool (no drive here has a cache to set): set commands change its state, get
+    commands print it as hdparm does; every command is kept."""
+
+    def __init__(self, on: bool):
+        self.on, self.commands = on, []
+
+    def __call__(self, command: list[str], what: str) -> str:
+        self.commands.append(command)
+        if command[1].startswith("-W") and command[1] != "-W":
+            self.on = command[1] == "-W1"
+            return ""
+        return f"\n{command[-1]}:\n write-caching =  {int(self.on)} ({'on' if self.on else 'off'})\n"
+
+
+def test_the_cache_is_set_for_the_run_and_restored_after_it(tmp_path, monkeypatch):
+    drive = FakeDrive(on=True)
+    monkeypatch.setattr("disklab.targets.write_cache._run", drive)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    said = []
+    with cache_set(CacheControl("ATA", "/dev/sda"), "off", said.append, str(tmp_path)) as recorded:
+        assert drive.on is False and recorded["before"] == "on" and recorded["command"] == "hdparm -W0 /dev/sda"
+        assert len(cache_leftovers()) == 0  # this process's note: alive, not a leftover
+    assert drive.on is True and said == ["write cache of /dev/sda restored to on"]
+    assert not list(tmp_path.iterdir())  # the note is gone with the restore
+
+
+def test_a_killed_runs_setting_is_restored_by_the_next(tmp_path, monkeypatch):
+    drive = FakeDrive(on=False)  # as the killed run left it
+    monkeypatch.setattr("disklab.targets.write_cache._run", drive)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    note = tmp_path / f"disklab-cache-{dead_pid()}-sda.json"
+    note.write_text(json.dumps({"interface": "ATA", "disk": "/dev/sda", "on": True}))
+    assert [leftover.path for leftover in remove_leftovers(cache_leftovers())] == [note]
+    assert drive.commands == [["hdparm", "-W1", "/dev/sda"]] and drive.on is True and not note.exists()

@@ -10,6 +10,7 @@ from disklab.errors import UserError
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
 from disklab.report.labels import run_labels
 from disklab.units import parse_percent
+from disklab.store.series import resolve_refs
 
 
 def parse_tolerance(text: str) -> float:
@@ -36,11 +37,11 @@ def parse_tolerance(text: str) -> float:
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.pass_context
 def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, output):
-    """Compare stored runs (numbers, 'last', 'last~N'), test by test: each run's figures, the ratio to the baseline
+    """Compare stored runs (numbers, 'last', 'last~N', series:RUN for a series' runs), test by test: each run's figures, the ratio to the baseline
     and a verdict the figures' spread supports; where the leading run changes along a swept parameter; differences
     of environment."""
     with open_store(ctx) as store:
-        ids = [store.resolve_run_id(ref) for ref in run_refs]
+        ids = resolve_refs(store, run_refs)
         if baseline is not None:
             first = store.resolve_run_id(baseline)
             ids = [first] + [i for i in ids if i != first]

@@ -10,6 +10,7 @@ from disklab.errors import UserError
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso
+from disklab.store.series import resolve_refs
 
 
 @click.command()
@@ -18,9 +19,9 @@ from disklab.store.db import now_iso
               help="Write to FILE ('-' for stdout; default: disklab-report-run12-15.html for runs 12 and 15).")
 @click.pass_context
 def report(ctx, run_refs, output):
-    """Write RUNs (numbers, 'last' or 'last~N'; default: last) as one HTML report with tables and charts."""
+    """Write RUNs (numbers, 'last', 'last~N' or series:RUN; default: last) as one HTML report with tables and charts."""
     with open_store(ctx) as store:
-        run_ids = list(dict.fromkeys(store.resolve_run_id(ref) for ref in run_refs or ("last",)))
+        run_ids = list(dict.fromkeys(resolve_refs(store, run_refs or ("last",))))
         records = [store.get_run(run_id) for run_id in run_ids]
     output = output or f"disklab-report-run{'-'.join(str(i) for i in run_ids)}.html"
     if output != "-" and not Path(output).parent.is_dir():

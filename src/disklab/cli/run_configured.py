@@ -8,15 +8,17 @@ import shlex
 from collections.abc import Callable
 from contextlib import ExitStack
 from itertools import product
+from pathlib import Path
 
 import click
 
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import check_device_writable
-from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, parse_fs_spec
+from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_point, parse_fs_spec
 from disklab.targets.overprovision import check_discard, discard_whole, parse_levels, usable
 from disklab.targets.target import Target, resolve_target
-from disklab.targets.write_cache import cache_control, cache_set, parse_states
+from disklab.system.leftovers import remove_leftovers
+from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
 
 
 def run_per_configuration(ctx: click.Context, device: Target,
@@ -36,6 +38,8 @@ def run_per_configuration(ctx: click.Context, device: Target,
                         "whole device: give one of them")
     check_tools(specs)
     control = cache_control(device.device) if states else None
+    for restored in remove_leftovers(cache_leftovers()):
+        click.echo(f"restored {restored.what}: {restored.path}", err=True)
     if levels:
         check_discard(device)
     configurations = list(product(specs or [None], states or [None], levels or [None]))
@@ -57,33 +61,41 @@ def run_per_configuration(ctx: click.Context, device: Target,
         check_device_writable(device.device, destroy_data=True, force=params["force"])
     say = (lambda line: None) if params["quiet"] else (lambda line: click.echo(line, err=True))
     runs: list[int] = []
-    for index, (spec, state, level) in enumerate(configurations, start=1):
-        label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
-                                             level is not None and f"OP {level} %") if part)
-        say(f"configuration {index} of {len(configurations)}: {label} on {device.path}")
-        with ExitStack() as undo:
-            recorded: dict = {}
-            if state:
-                recorded["write_cache"] = undo.enter_context(cache_set(control, state, say))
-            target = device
-            if spec:
-                made = undo.enter_context(made_and_mounted(device.path, spec, say))
-                target = resolve_target(made.pop("mount_point"))
-                recorded["file_system"] = made
-            if level is not None:
-                target = usable(device, level)
-                recorded["overprovision"] = {"percent": level, "discard": discard_whole(device),
-                                             "used_bytes": target.capacity_bytes,
-                                             "device_bytes": device.capacity_bytes}
-            run_id = run_on(target, {"name": f"{params['name']} · {label}" if params["name"] else label,
-                                     "configuration": {"label": label, **recorded},
-                                     "series": runs[0] if runs else None})
-        if run_id is not None:
-            runs.append(run_id)
+    with ExitStack() as mounts:
+        folder = mounts.enter_context(mount_point(say)) if specs else None
+        for index, configuration in enumerate(configurations, start=1):
+            run_id = _run_configuration(device, configuration, f"{index} of {len(configurations)}", folder, control,
+                                        params["name"], runs[0] if runs else None, say, run_on)
+            if run_id is not None:
+                runs.append(run_id)
     if len(runs) > 1:
         say(f"runs {', '.join(map(str, runs))} are one series, one configuration each: disklab compare "
-            f"{' '.join(map(str, runs))}")
+            f"series:{runs[0]}")
     return runs
+
+
+def _run_configuration(device: Target, configuration: tuple, place: str, folder: Path | None,
+                       control: CacheControl | None, name: str | None, series: int | None, say: Callable[[str], None],
+                       run_on: Callable[[Target, dict], int | None]) -> int | None:
+    """One configuration set up, the suite run in it, and undone (the cache restored, the file system unmounted)."""
+    spec, state, level = configuration
+    label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
+                                         level is not None and f"OP {level} %") if part)
+    say(f"configuration {place}: {label} on {device.path}")
+    with ExitStack() as undo:
+        recorded: dict = {}
+        if state:
+            recorded["write_cache"] = undo.enter_context(cache_set(control, state, say))
+        target = device
+        if spec:
+            recorded["file_system"] = undo.enter_context(made_and_mounted(device.path, spec, folder))
+            target = resolve_target(str(folder))
+        if level is not None:
+            target = usable(device, level)
+            recorded["overprovision"] = {"percent": level, "discard": discard_whole(device),
+                                         "used_bytes": target.capacity_bytes, "device_bytes": device.capacity_bytes}
+        return run_on(target, {"name": f"{name} · {label}" if name else label,
+                               "configuration": {"label": label, **recorded}, "series": series})
 
 
 def _specs(given: tuple[str, ...]) -> list[FsSpec]:

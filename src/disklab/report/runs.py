@@ -7,6 +7,7 @@ from dataclasses import fields
 
 from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo
+from disklab.store.series import series_id
 
 FORMATS = ("table", "json", "csv", "markdown")
 # Bump when the runs list's JSON changes shape. 1: first version.
@@ -23,8 +24,10 @@ def markdown_cell(text: str) -> str:
 def run_cells(info: RunInfo) -> list[str]:
     """One row of the runs list, in RUNS_HEADINGS' order: the terminal table and Markdown show the same, a run on
     one line (its controls escaped, line feeds too)."""
-    cells = [str(info.id), info.name or "", info.started_at, info.suite_name, info.target, ran_tests(info),
-             info.status, info.hostname]
+    series = series_id(info)
+    name = f"{info.name or ''} [series:{series}]".lstrip() if series is not None else info.name or ""
+    cells = [str(info.id), name, info.started_at, info.suite_name, info.target, ran_tests(info), info.status,
+             info.hostname]
     return [terminal_text(cell) for cell in cells]
 
 

@@ -84,27 +84,34 @@ def check_tools(specs: list[FsSpec]) -> None:
 
 
 @contextmanager
-def made_and_mounted(device: str, spec: FsSpec, say: Callable[[str], None]) -> Iterator[dict]:
-    """The file system made on `device` and mounted; yields what the run records of it (with the mount point).
-    Unmounted and its mount point removed at the end, on Ctrl-C and on errors too."""
+def mount_point(say: Callable[[str], None]) -> Iterator[Path]:
+    """The private folder every file system of one run is mounted on in turn (one path, so that the runs of a
+    series name one target); what killed runs left mounted is unmounted first."""
     for removed in remove_leftovers(mount_leftovers()):
         say(f"removed {removed.what}: {removed.path}")
-    _command(spec.mkfs_command(device), f"mkfs.{spec.fs_type} {device}")
-    mount_point = Path(tempfile.mkdtemp(prefix=owned_prefix(MOUNT_PREFIX)))
+    folder = Path(tempfile.mkdtemp(prefix=owned_prefix(MOUNT_PREFIX)))
     try:
-        _command(spec.mount_command(device, mount_point), f"mounting {device}")
-        try:
-            mounted = mount_of(str(mount_point))
-            yield {
-                "fs": spec.fs_type, "label": spec.label, "device": device, "mkfs_options": list(spec.mkfs_options),
-                "mount_options": spec.mount_options, "mkfs_command": shlex.join(spec.mkfs_command(device)),
-                "mount_command": shlex.join(spec.mount_command(device, mount_point)),
-                "kernel_mount_options": mounted.options if mounted else None, "mount_point": str(mount_point),
-            }
-        finally:
-            unmount(mount_point)
+        yield folder
     finally:
-        _remove_folder(mount_point)
+        _remove_folder(folder)
+
+
+@contextmanager
+def made_and_mounted(device: str, spec: FsSpec, folder: Path) -> Iterator[dict]:
+    """The file system made on `device` and mounted on `folder`; yields what the run records of it. Unmounted at
+    the end, on Ctrl-C and on errors too."""
+    _command(spec.mkfs_command(device), f"mkfs.{spec.fs_type} {device}")
+    _command(spec.mount_command(device, folder), f"mounting {device}")
+    try:
+        mounted = mount_of(str(folder))
+        yield {
+            "fs": spec.fs_type, "label": spec.label, "device": device, "mkfs_options": list(spec.mkfs_options),
+            "mount_options": spec.mount_options, "mkfs_command": shlex.join(spec.mkfs_command(device)),
+            "mount_command": shlex.join(spec.mount_command(device, folder)),
+            "kernel_mount_options": mounted.options if mounted else None,
+        }
+    finally:
+        unmount(folder)
 
 
 def unmount(mount_point: Path) -> None:

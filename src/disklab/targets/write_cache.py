@@ -7,18 +7,23 @@ The kernel's own view (queue/write_cache: write back or write through) is record
 tells the kernel whether to send flushes, it does not switch the drive's cache.
 """
 
+import json
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.system.leftovers import Leftover, dead_entries, owned_prefix
+from disklab.system.outputs import write_whole
 from disklab.targets.blockdev import BlockDevice
 
 STATES = ("on", "off")
+NOTE_PREFIX = "disklab-cache-"
 COMMAND_TIMEOUT_S = 60
 # Where a guest or a driver has no cache of the drive's to set: why, and what the user can do instead.
 _NO_CONTROL = {
@@ -100,6 +105,11 @@ def cache_set(control: CacheControl, state: str, say: Callable[[str], None], sys
     """The drive's cache `state` ('on' or 'off') while the block runs, checked by reading it back; what it was is
     restored afterwards. Yields what the run records of it."""
     before = _current(control)
+    # Where a kill (SIGKILL cannot be caught) would leave the drive's setting: the next run or doctor restores it.
+    note = Path(tempfile.gettempdir()) / f"{owned_prefix(NOTE_PREFIX)}{Path(control.disk).name}.json"
+    if before is not None:
+        write_whole(note, json.dumps({"interface": control.interface, "disk": control.disk, "on": before}),
+                    "write-cache note")
     _run(control.set_command(state == "on"), f"setting the write cache of {control.disk} {state}")
     try:
         now = _current(control)
@@ -114,6 +124,24 @@ def cache_set(control: CacheControl, state: str, say: Callable[[str], None], sys
         if before is not None and before != (state == "on"):
             _run(control.set_command(before), f"restoring the write cache of {control.disk}")
             say(f"write cache of {control.disk} restored to {'on' if before else 'off'}")
+        note.unlink(missing_ok=True)
+
+
+def cache_leftovers() -> list[Leftover]:
+    """Drives whose cache a killed run left as its configuration set it, each with the setting to restore."""
+    return [Leftover(path, "a killed run's write-cache setting, to restore", _restore)
+            for path in dead_entries(tempfile.gettempdir(), NOTE_PREFIX) if path.is_file()]
+
+
+def _restore(note: Path) -> bool:
+    try:
+        saved = json.loads(note.read_text())
+        control = CacheControl(saved["interface"], saved["disk"])
+        _run(control.set_command(bool(saved["on"])), f"restoring the write cache of {control.disk}")
+        note.unlink()
+    except (OSError, ValueError, KeyError, TypeError, UserError):
+        return False
+    return True
 
 
 def _current(control: CacheControl) -> bool | None:
