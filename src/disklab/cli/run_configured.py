@@ -1,8 +1,7 @@
 """`disklab run SUITE --target DEVICE --destroy-data --fs ... --write-cache on,off --overprovision 0,50`: the suite
 run once per configuration (each file system made on the device, each state of the drive's write cache, each share
-of the device left unused after a full discard; every combination),
-one stored run each, named by what was varied and linked as one series (the first run's number), so that `compare`
-of the series sets the configurations side by side."""
+of the device left unused after a full discard; every combination), one stored run each, named by what was varied
+and linked as one series (the first run's number), so that `compare series:RUN` sets them side by side."""
 
 import shlex
 from collections.abc import Callable
@@ -13,11 +12,11 @@ from pathlib import Path
 import click
 
 from disklab.errors import SafetyError, UserError
+from disklab.system.leftovers import remove_leftovers
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_point, parse_fs_spec
 from disklab.targets.overprovision import check_discard, discard_whole, parse_levels, usable
 from disklab.targets.target import Target, resolve_target
-from disklab.system.leftovers import remove_leftovers
 from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
 
 
@@ -38,8 +37,6 @@ def run_per_configuration(ctx: click.Context, device: Target,
                         "whole device: give one of them")
     check_tools(specs)
     control = cache_control(device.device) if states else None
-    for restored in remove_leftovers(cache_leftovers()):
-        click.echo(f"restored {restored.what}: {restored.path}", err=True)
     if levels:
         check_discard(device)
     configurations = list(product(specs or [None], states or [None], levels or [None]))
@@ -60,6 +57,8 @@ def run_per_configuration(ctx: click.Context, device: Target,
         # first configuration is disklab's own, which --force need not allow again.
         check_device_writable(device.device, destroy_data=True, force=params["force"])
     say = (lambda line: None) if params["quiet"] else (lambda line: click.echo(line, err=True))
+    for restored in remove_leftovers(cache_leftovers()):
+        say(f"restored {restored.what}: {restored.path}")
     runs: list[int] = []
     with ExitStack() as mounts:
         folder = mounts.enter_context(mount_point(say)) if specs else None
