@@ -16,6 +16,7 @@ from werkzeug.wrappers import Request, Response
 from disklab.errors import StoreError, UserError
 from disklab.store.records import RunRecord
 from disklab.store.repository import RUN_ORDERS, RUN_STATUSES, RunFilter, Store
+from disklab.store.series import SERIES_PREFIX, resolve_refs
 from disklab.web.links import ServerLinks
 from disklab.web.pages import (
     list_runs, render_compare_page, render_message_page, render_run_page, render_runs_page,
@@ -114,6 +115,12 @@ class WebApp:
         return Response(status=303, headers={"Location": self.links.compare(_run_ids(",".join(picked)))})
 
     def _compare(self, request: Request, store: Store, ids: str) -> Response:
+        if ids.startswith(SERIES_PREFIX):  # /compare/series:7 -> the address of its runs, the one to share
+            try:
+                series = resolve_refs(store, [ids])
+            except UserError as exc:
+                raise NotFound(str(exc)) from None
+            return Response(status=303, headers={"Location": self.links.compare(series)})
         records = [_record(store, run_id) for run_id in _run_ids(ids)]
         return _html(render_compare_page(records, self.links))
 
