@@ -261,7 +261,7 @@ def test_a_run_stopped_by_a_full_store_is_listed_and_marked_interrupted_once_the
     _store_with_one_run(disklab, store)
     run = disklab.start("--db", str(store), "run", "quick", "--target", str(tmp_path), "--runtime", "3s",
                         "--size", "4m")
-    assert wait_for(lambda: disklab("--db", str(store), "runs").stdout.count("running") == 1, seconds=120)
+    assert wait_for(lambda: disklab("--db", str(store), "runs").stdout.count("running") == 1, seconds=COMMAND_TIMEOUT_S)
     filler = _fill(tmpfs)
     _, stderr = run.communicate(timeout=COMMAND_TIMEOUT_S)
     assert run.returncode == 5 and "the store's file system is full" in stderr, stderr

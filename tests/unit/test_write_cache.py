@@ -97,7 +97,7 @@ class FakeDrive:
     def __init__(self, on: bool):
         self.on, self.commands = on, []
 
-    def __call__(self, command: list[str], what: str) -> str:
+    def __call__(self, command: list[str], what: str, timeout_s: float) -> str:
         self.commands.append(command)
         if command[1].startswith("-W") and command[1] != "-W":
             self.on = command[1] == "-W1"
@@ -107,7 +107,7 @@ class FakeDrive:
 
 def test_the_cache_is_set_for_the_run_and_restored_after_it(tmp_path, monkeypatch):
     drive = FakeDrive(on=True)
-    monkeypatch.setattr("disklab.targets.write_cache._run", drive)
+    monkeypatch.setattr("disklab.targets.write_cache.run_checked", drive)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     said = []
     with cache_set(CacheControl("ATA", "/dev/sda"), "off", said.append, str(tmp_path)) as recorded:
@@ -119,7 +119,7 @@ def test_the_cache_is_set_for_the_run_and_restored_after_it(tmp_path, monkeypatc
 
 def test_a_killed_runs_setting_is_restored_by_the_next(tmp_path, monkeypatch):
     drive = FakeDrive(on=False)  # as the killed run left it
-    monkeypatch.setattr("disklab.targets.write_cache._run", drive)
+    monkeypatch.setattr("disklab.targets.write_cache.run_checked", drive)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     note = tmp_path / f"disklab-cache-{dead_pid()}-sda.json"
     note.write_text(json.dumps({"interface": "ATA", "disk": "/dev/sda", "on": True}))

@@ -300,11 +300,21 @@ def _sysfs_dir(number: tuple[int, int], sysfs_root: str) -> Path | None:
     return link.resolve() if link.exists() else None
 
 
+def disk_directory(device: BlockDevice, sysfs_root: str = "/sys") -> Path:
+    """The sysfs folder of the whole disk `device` is, or is a partition of: a partition has no queue, discard or
+    write cache of its own."""
+    directory = _sysfs_dir((device.major, device.minor), sysfs_root)
+    if directory is None:
+        raise UserError(f"{device.path} ({device.major}:{device.minor}) is no longer present in {sysfs_root}/dev/block")
+    return _whole_disk(directory)
+
+
+def _whole_disk(directory: Path) -> Path:
+    return directory.parent if (directory / "partition").is_file() else directory
+
+
 def _queue_dir(directory: Path) -> Path:
-    """Partitions have no queue of their own; they share their disk's."""
-    if (directory / "partition").is_file():
-        return directory.parent / "queue"
-    return directory / "queue"
+    return _whole_disk(directory) / "queue"
 
 
 def _is_read_only(directory: Path) -> bool:

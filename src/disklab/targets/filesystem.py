@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.system.commands import run_checked
 from disklab.system.leftovers import Leftover, dead_entries, owned_prefix, remove_leftovers
 from disklab.targets.mounts import mount_of
 
@@ -100,8 +101,8 @@ def mount_point(say: Callable[[str], None]) -> Iterator[Path]:
 def made_and_mounted(device: str, spec: FsSpec, folder: Path) -> Iterator[dict]:
     """The file system made on `device` and mounted on `folder`; yields what the run records of it. Unmounted at
     the end, on Ctrl-C and on errors too."""
-    _command(spec.mkfs_command(device), f"mkfs.{spec.fs_type} {device}")
-    _command(spec.mount_command(device, folder), f"mounting {device}")
+    run_checked(spec.mkfs_command(device), f"mkfs.{spec.fs_type} {device}", COMMAND_TIMEOUT_S)
+    run_checked(spec.mount_command(device, folder), f"mounting {device}", COMMAND_TIMEOUT_S)
     try:
         mounted = mount_of(str(folder))
         yield {
@@ -140,19 +141,6 @@ def _remove_mount(mount_point: Path) -> bool:
     except (OSError, UserError):
         return False
     return True
-
-
-def _command(command: list[str], what: str) -> None:
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=COMMAND_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{what}: {shlex.join(command)} took over {COMMAND_TIMEOUT_S} s; the device is hung") from None
-    except OSError as exc:
-        raise UserError(f"{what}: cannot run {command[0]}: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        reason = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
-        raise UserError(f"{what} failed: {shlex.join(command)}: {reason}")
 
 
 def _remove_folder(mount_point: Path) -> None:

@@ -3,11 +3,11 @@ device is discarded, then the suite uses only the first (100 - OP) % of it, so t
 its flash as spare area. The levels' steady-state IOPS, set side by side, are what the NAS review plots."""
 
 import shutil
-import subprocess
 from dataclasses import replace
-from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.system.commands import run_checked
+from disklab.targets.blockdev import disk_directory
 from disklab.targets.target import Target
 
 MAX_PERCENT = 90  # beyond it, too little of the device is left to measure
@@ -31,12 +31,8 @@ def parse_levels(text: str) -> tuple[int, ...]:
 def check_discard(target: Target, sysfs_root: str = "/sys") -> None:
     """The device discards (a full discard is what makes the spare area spare), and blkdiscard is there."""
     device = target.device
-    queue = Path(sysfs_root) / "dev" / "block" / f"{device.major}:{device.minor}"
-    queue = queue.resolve()
-    if (queue / "partition").exists():
-        queue = queue.parent
     try:
-        discard_max = int((queue / "queue" / "discard_max_bytes").read_text())
+        discard_max = int((disk_directory(device, sysfs_root) / "queue" / "discard_max_bytes").read_text())
     except (OSError, ValueError):
         discard_max = 0
     if discard_max == 0:
@@ -57,11 +53,5 @@ def usable(target: Target, level: int) -> Target:
 def discard_whole(target: Target) -> str:
     """The whole device discarded (blkdiscard --force: the user's consent was checked before the first level)."""
     command = ["blkdiscard", "--force", target.test_path]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=COMMAND_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"--overprovision: {' '.join(command)}: {exc}") from None
-    if done.returncode != 0:
-        raise UserError(f"--overprovision: {' '.join(command)} failed: {' '.join(done.stderr.split())}")
+    run_checked(command, "--overprovision", COMMAND_TIMEOUT_S)
     return " ".join(command)

@@ -10,7 +10,6 @@ tells the kernel whether to send flushes, it does not switch the drive's cache.
 import json
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.system.commands import run_checked
 from disklab.system.leftovers import Leftover, dead_entries, owned_prefix
 from disklab.system.outputs import write_whole
-from disklab.targets.blockdev import BlockDevice
+from disklab.targets.blockdev import BlockDevice, disk_directory
 
 STATES = ("on", "off")
 NOTE_PREFIX = "disklab-cache-"
@@ -82,7 +82,7 @@ class CacheControl:
 
 def cache_control(device: BlockDevice, sysfs_root: str = "/sys") -> CacheControl:
     """How the drive's cache is set, or one UserError saying why it cannot be (before anything runs)."""
-    name = _disk_name(device, sysfs_root)
+    name = disk_directory(device, sysfs_root).name
     for prefix, why in _NO_CONTROL.items():
         if name.startswith(prefix):
             raise UserError(f"--write-cache: {device.path} is {why}; run without --write-cache")
@@ -101,7 +101,8 @@ def cache_control(device: BlockDevice, sysfs_root: str = "/sys") -> CacheControl
 
 
 @contextmanager
-def cache_set(control: CacheControl, state: str, say: Callable[[str], None], sysfs_root: str = "/sys") -> Iterator[dict]:
+def cache_set(control: CacheControl, state: str, say: Callable[[str], None],
+              sysfs_root: str = "/sys") -> Iterator[dict]:
     """The drive's cache `state` ('on' or 'off') while the block runs, checked by reading it back; what it was is
     restored afterwards. Yields what the run records of it."""
     before = _current(control)
@@ -110,7 +111,8 @@ def cache_set(control: CacheControl, state: str, say: Callable[[str], None], sys
     if before is not None:
         write_whole(note, json.dumps({"interface": control.interface, "disk": control.disk, "on": before}),
                     "write-cache note")
-    _run(control.set_command(state == "on"), f"setting the write cache of {control.disk} {state}")
+    run_checked(control.set_command(state == "on"), f"setting the write cache of {control.disk} {state}",
+                COMMAND_TIMEOUT_S)
     try:
         now = _current(control)
         if now is not None and now != (state == "on"):
@@ -122,7 +124,8 @@ def cache_set(control: CacheControl, state: str, say: Callable[[str], None], sys
                "kernel_view": _read(Path(sysfs_root) / "block" / Path(control.disk).name / "queue" / "write_cache")}
     finally:
         if before is not None and before != (state == "on"):
-            _run(control.set_command(before), f"restoring the write cache of {control.disk}")
+            run_checked(control.set_command(before), f"restoring the write cache of {control.disk}",
+                        COMMAND_TIMEOUT_S)
             say(f"write cache of {control.disk} restored to {'on' if before else 'off'}")
         note.unlink(missing_ok=True)
 
@@ -137,7 +140,8 @@ def _restore(note: Path) -> bool:
     try:
         saved = json.loads(note.read_text())
         control = CacheControl(saved["interface"], saved["disk"])
-        _run(control.set_command(bool(saved["on"])), f"restoring the write cache of {control.disk}")
+        run_checked(control.set_command(bool(saved["on"])), f"restoring the write cache of {control.disk}",
+                    COMMAND_TIMEOUT_S)
         note.unlink()
     except (OSError, ValueError, KeyError, TypeError, UserError):
         return False
@@ -145,24 +149,8 @@ def _restore(note: Path) -> bool:
 
 
 def _current(control: CacheControl) -> bool | None:
-    return control.state_of(_run(control.get_command(), f"reading the write cache of {control.disk}"))
-
-
-def _disk_name(device: BlockDevice, sysfs_root: str) -> str:
-    """The whole disk a partition is on; a disk's own name otherwise."""
-    folder = (Path(sysfs_root) / "dev" / "block" / f"{device.major}:{device.minor}").resolve()
-    return folder.parent.name if (folder / "partition").exists() else folder.name
-
-
-def _run(command: list[str], what: str) -> str:
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=COMMAND_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"{what}: {' '.join(command)}: {exc}") from None
-    if done.returncode != 0:
-        raise UserError(f"{what} failed: {' '.join(command)}: {' '.join(done.stderr.split()) or done.returncode}")
-    return done.stdout
+    output = run_checked(control.get_command(), f"reading the write cache of {control.disk}", COMMAND_TIMEOUT_S)
+    return control.state_of(output)
 
 
 def _read(path: Path) -> str | None:
