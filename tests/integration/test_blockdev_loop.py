@@ -135,3 +135,16 @@ def test_loop_device_used_as_swap_is_refused(attach_loop: Callable[..., str], re
     assert blockdev.inspect_device_use(device).swap == (path,)
     with pytest.raises(SafetyError, match=f"is used as swap \\({path}\\)"):
         blockdev.check_device_writable(device, destroy_data=True, force=True)
+
+
+def test_a_loop_devices_io_runs_in_kernel_threads_which_contention_leaves_out(attach_loop: Callable[..., str]) -> None:
+    """Why system/contention.py subtracts the kernel's threads: fio's writes to a loop device are done by kernel
+    workers (up to a CPU on this VM), which would otherwise flag every test of a loop device as beside other work."""
+    require("fio")
+    from disklab.system.cpu import kernel_threads_cpu_s
+
+    device = attach_loop()
+    before = kernel_threads_cpu_s()
+    run("fio", "--name=w", f"--filename={device}", "--rw=randwrite", "--bs=4k", "--iodepth=32", "--direct=1",
+        "--ioengine=libaio", "--size=32M", "--loops=8", "--output-format=json")
+    assert kernel_threads_cpu_s() - before > 0.05, "256 MiB of 4 KiB writes took the loop workers no CPU time"

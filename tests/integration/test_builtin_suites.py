@@ -18,7 +18,9 @@ SMALL = ["--runtime", "1", "--ramp", "0", "--pause", "0"]
 SHRINK = {"smallfiles": ["--scale", "0.001"], "video": ["--scale", "0.004"]}
 
 
-@pytest.mark.parametrize("name", [n for n in builtin_names() if load_suite(n).pgbench is None])  # pgbench: test_pgbench
+# pgbench: test_pgbench; suites run once per configuration of a device (overprovision): test_file_systems
+@pytest.mark.parametrize("name", [n for n in builtin_names()
+                                  if load_suite(n).pgbench is None and load_suite(n).configurations is None])
 def test_each_builtin_suite_runs_on_a_small_file(disklab: Disklab, tmp_path: Path, name: str) -> None:
     target = tmp_path / "target"
     target.mkdir()

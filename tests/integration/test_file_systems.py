@@ -179,3 +179,57 @@ def test_overprovision_with_a_file_system_is_refused(disklab: Disklab, attach_lo
     result = disklab("run", "quick", "--target", attach_loop(size_bytes=IMAGE_BYTES), "--destroy-data", "--fs", "ext4",
                      "--overprovision", "20", *SHORT)
     assert result.returncode == 2 and "give one of them" in result.stderr, result.stderr
+
+
+def test_the_overprovision_suite_runs_its_levels_and_shows_steady_state_by_spare_area(
+        disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    device = attach_loop("op.img", size_bytes=128 * 1024 * 1024)
+    planned = disklab("run", "overprovision", "--target", device, "--dry-run")  # the suite's own levels
+    assert planned.returncode == 0, planned.stderr
+    assert [line.split(":")[0] for line in planned.stdout.splitlines() if line.startswith("configuration ")] == [
+        "configuration 1 of 4 (OP 0 %)", "configuration 2 of 4 (OP 20 %)", "configuration 3 of 4 (OP 40 %)",
+        "configuration 4 of 4 (OP 60 %)"]
+    assert "51MiB" in planned.stdout, "the 60 % level's plan writes its first 40 % only"
+
+    result = disklab("run", "overprovision", "--target", device, "--destroy-data", "--overprovision", "0,50",
+                     "--runtime", "1s", "--ramp", "0")
+    assert result.returncode == 0, result.stderr
+    runs = disklab.runs()
+    assert [row["name"] for row in runs] == ["OP 0 %", "OP 50 %"]
+    compared = disklab("compare", "series:last")
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.startswith("Steady state by spare area (over-provisioning, NVMe in a NAS, M4)")
+    reached = []
+    for row, percent in zip(runs, (0, 50)):
+        document = json.loads(disklab("show", str(row["id"]), "-f", "json").stdout)
+        steady = document["outcomes"]["steady_state"]
+        reached.append(steady["reached"])
+        rounds = [t for t in document["tests"] if not t["label"].startswith("precondition")]
+        line = next(line for line in compared.stdout.splitlines() if f"│ OP {percent} %" in line)
+        cells = [cell.strip() for cell in line.split("│")[1:-1]]
+        assert cells[:4] == [f"OP {percent} %", f"run {row['id']}", "128MiB" if percent == 0 else "64MiB",
+                             str(len(rounds))]
+        if steady["reached"]:  # the figure: fio's IOPS of the steady window's rounds, averaged
+            first = steady["round"] - len(steady["window"]) + 1
+            window = [t["metrics"]["write"]["iops"] for t in rounds[first - 1:steady["round"]]]
+            assert cells[4] == "yes" and cells[5].startswith(f"{sum(window) / len(window):,.0f} ±")
+        else:  # a busy machine may keep a level from steady state: no figure, no verdict
+            assert cells[4:6] == ["no", "-"] and (percent == 0 or cells[7] == "no verdict")
+
+    report = tmp_path / "op.html"
+    assert disklab("report", "series:last", "-o", str(report)).returncode == 0
+    html = report.read_text()
+    assert 'id="spare-area"' in html and 'id="spare-area-rounds"' in html
+    assert ('id="spare-area-steady"' in html) == all(reached), "the steady figures over OP need two of them"
+
+
+def test_a_suites_configurations_need_a_device_and_consent(disklab: Disklab, attach_loop: Callable[..., str],
+                                                            tmp_path: Path) -> None:
+    result = disklab("run", "overprovision", "--target", str(tmp_path), *SHORT)
+    assert result.returncode == 2 and result.stderr.strip() == (
+        "disklab: error: the over-provisioning levels of built-in suite 'overprovision' ([configurations]) set up "
+        f"the device under test; {tmp_path} is a directory (give the device as --target, e.g. /dev/sdb)")
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    result = disklab("run", "overprovision", "--target", device, *SHORT)
+    assert result.returncode == 3 and "discarding" in result.stderr and "add --destroy-data" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not disklab.store_path.exists()

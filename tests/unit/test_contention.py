@@ -7,6 +7,7 @@ from disklab.analysis.contention import BUSY_MACHINE, busy_machine, fio_bytes_in
 from disklab.analysis.withheld import withheld_reason
 from disklab.system import contention as measuring
 from disklab.system.contention import Contention, Snapshot, contention, device_bytes, snapshot
+from disklab.system.cpu import kernel_threads_cpu_s
 from tests.unit.test_compare import job
 
 
@@ -40,6 +41,15 @@ def test_other_cpu_and_io_are_what_the_machine_did_beyond_ours(monkeypatch):
     assert contention(before, before, 0) is None
     assert contention(before, Snapshot(10.5, 1_600, 2.0, 0), 0) is None, "half a second: 50 ticks say nothing"
     assert contention(before, Snapshot(14.0, 1_600, 4.0, None), 0).other_io_bytes_per_s is None
+
+
+def test_the_kernels_own_threads_are_not_other_work(monkeypatch):
+    """A loop device's reads and writes run in kernel workers on fio's behalf: the device's work, not other work."""
+    monkeypatch.setattr(measuring.os, "sysconf", lambda name: 100)
+    before = Snapshot(at_s=10.0, busy_ticks=1_000, own_cpu_s=2.0, device_bytes=None, kernel_threads_s=50.0)
+    after = Snapshot(at_s=14.0, busy_ticks=1_600, own_cpu_s=4.0, device_bytes=None, kernel_threads_s=53.0)
+    assert contention(before, after, 0).other_cpus == (6.0 - 2.0 - 3.0) / 4
+    assert 0 <= kernel_threads_cpu_s() < float("inf")  # this machine's, read from /proc
 
 
 def test_the_busy_machine_flag_names_what_ran_beside_and_withholds_the_verdict():

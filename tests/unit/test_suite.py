@@ -85,6 +85,16 @@ def test_overrides_win_and_read_only_drops_writers():
         ('name="x"\n[view]\nrows="group"\ncolumns=[[1]]\n[[group]]\nname="g"\n', "columns"),
         ('name="x"\n[view]\nrows=["group"]\n[[group]]\nname="g"\n', "rows"),
         ('name="x"\n[[group]]\nname="g"\nbs=' + "[" * 1000 + "]" * 1000 + "\n", "nested"),
+        ('name="x"\n[configurations]\n[[group]]\nname="g"\n', "configurations"),
+        ('name="x"\n[configurations]\noverprovision=[0, 95]\n[[group]]\nname="g"\n', "overprovision"),
+        ('name="x"\n[configurations]\noverprovision=[20, 20]\n[[group]]\nname="g"\n', "overprovision"),
+        ('name="x"\n[configurations]\nwrite_cache=["maybe"]\n[[group]]\nname="g"\n', "write_cache"),
+        ('name="x"\n[configurations]\nwrite_cache=[true]\n[[group]]\nname="g"\n', "write_cache"),
+        ('name="x"\n[configurations]\nfs="ext4"\n[[group]]\nname="g"\n', "fs"),
+        ('name="x"\n[configurations]\nfs=["zfs"]\n[[group]]\nname="g"\n', "fs"),
+        ('name="x"\n[configurations]\nfs=["ext4", "ext4"]\n[[group]]\nname="g"\n', "fs"),
+        ('name="x"\n[configurations]\nfs=["ext4"]\noverprovision=[0]\n[[group]]\nname="g"\n', "overprovision"),
+        ('name="x"\n[configurations]\nfilesystems=["ext4"]\n[[group]]\nname="g"\n', "filesystems"),
     ],
 )
 def test_errors_name_the_file_and_the_field(text, field):
@@ -92,6 +102,18 @@ def test_errors_name_the_file_and_the_field(text, field):
         parse_suite(text, "x", "my-suite.toml")
     assert "my-suite.toml" in str(err.value) and field in str(err.value)
     assert "\n" not in str(err.value).strip()
+
+
+def test_a_suites_configurations_are_the_run_options_they_stand_for():
+    suite = parse_suite('name="x"\n[configurations]\nfs=["ext4", "xfs:-d su=64k,sw=4@noatime"]\n'
+                        'write_cache=["off", "on"]\n[[group]]\nname="g"\n', "x", "x.toml")
+    assert suite.configurations.count == 4
+    assert suite.configurations.as_options() == {"fs": ("ext4", "xfs:-d su=64k,sw=4@noatime"),
+                                                 "write_cache": "off,on", "overprovision": None}
+    overprovision = load_suite("overprovision")
+    assert overprovision.configurations.as_options()["overprovision"] == "0,20,40,60"
+    assert overprovision.mode == "steady" and overprovision.rounds.precondition and not overprovision.rounds.purge
+    assert parse_suite(GRID, "x", "grid.toml").configurations is None
 
 
 def test_unknown_suite_names_the_builtin_ones():
@@ -102,12 +124,14 @@ def test_unknown_suite_names_the_builtin_ones():
 _fields = st.sampled_from(["name", "description", "label", "metric", "repeat", "bs", "bssplit", "iodepth", "jobs",
                            "pattern", "direction", "rwmixread", "region", "runtime", "time_based", "size", "nrfiles",
                            "filesize", "pause", "rate", "rate_iops", "sync", "log_interval", "frame_size", "bit_depth",
-                           "fps", "direct", "engine", "rows", "columns", "values", "bogus"])
+                           "fps", "direct", "engine", "rows", "columns", "values", "fs", "write_cache",
+                           "overprovision", "bogus"])
 _literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]', '[1, "a"]', '["read", "write"]',
                              'true', '1.5', '"sequential"', '{a = 1}', '"{nope}"', '"{bs} {iodepth}"', '"1s"', '"-5s"',
                              '"all"', '"first:10%"', '"last:5GB"', '"first:0%"', '"middle:1G"', '"4k/50:8k/50"',
                              '"4k/50:8k/40"', '"fsync"', '"5120x2700"', '"0x10"', '10', '"iops"', '"mb_per_s"',
-                             '["iops"]', '["bs"]', '"group"', '"none"', '"0s"', '"0.5ms"'])
+                             '["iops"]', '["bs"]', '"group"', '"none"', '"0s"', '"0.5ms"', '[0, 20]', '[95]',
+                             '["ext4"]', '["xfs:-b size=4096@noatime"]', '["on", "off"]', '["ext4", "ext4"]'])
 
 
 @settings(max_examples=400, deadline=None)
@@ -115,7 +139,7 @@ _literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]'
     line=st.integers(0, GRID.count("\n")),
     field=_fields,
     literal=_literals,
-    section=st.sampled_from(["", "[defaults]\n", "[[group]]\n", "[view]\n"]),
+    section=st.sampled_from(["", "[defaults]\n", "[[group]]\n", "[view]\n", "[configurations]\n"]),
 )
 def test_any_mutated_suite_gives_a_user_error_or_a_valid_plan(line, field, literal, section):
     lines = GRID.splitlines()

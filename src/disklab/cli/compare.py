@@ -3,12 +3,14 @@
 import click
 
 from disklab.analysis.compare import compare_runs
+from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
 from disklab.errors import UserError
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
 from disklab.report.labels import run_labels
+from disklab.report.spare_area import spare_area_renderables, spare_area_table
 from disklab.units import parse_percent
 from disklab.store.series import resolve_refs
 
@@ -68,6 +70,10 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, out
     if output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
+        levels = spare_area_levels(records, tolerance)
+        if len(levels) > 1:  # an over-provisioning series: its levels' steady state first
+            for item in spare_area_renderables(spare_area_table(levels, tolerance)):
+                stdout_console().print(item)
         for item in compare_renderables(view):
             stdout_console().print(item)
     else:

@@ -66,4 +66,4 @@ def _stored_runs(path: Path, incomplete: str) -> list:
 
 def _run_help(run) -> str:
     name = f"{run.name}: " if run.name else ""
-    return f"{name}{run.suite_name} on {run.target}, {run.started_at[:16].replace('T', ' ')}, {run.status}"
+    return f"{name}{run.suite_name} on {run.shown_target}, {run.started_at[:16].replace('T', ' ')}, {run.status}"

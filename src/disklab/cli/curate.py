@@ -70,7 +70,7 @@ def _confirmed(question: str) -> bool:
 
 def _described(info: RunInfo) -> str:
     name = f" {info.name!r}" if info.name else ""
-    return (f"run {info.id}{name} · {info.suite_name} · {info.target} · {ran_tests(info)} tests "
+    return (f"run {info.id}{name} · {info.suite_name} · {info.shown_target} · {ran_tests(info)} tests "
             f"· {info.status} · started {info.started_at}")
 
 

@@ -71,7 +71,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "nvme-cli), restored afterwards; combines with --fs (every pair).")
 @click.option("--overprovision", metavar="PERCENT,...",
               help="With a device --target and --destroy-data: before each level discard the whole device, then use "
-                   "only its first (100 - PERCENT) %%, e.g. 0,20,40,60 with the steady suite (study M4).")
+                   "only its first (100 - PERCENT) %, e.g. 0,20,40,60 (the overprovision suite's own levels; study M4).")
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
                    "fits in it are flagged (device-cache).")
@@ -112,6 +112,7 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
         raise UserError("--trace, --speed, --wrap and --fio are for replays: 'disklab run replay --trace FILE --target T'")
     loaded = load_suite(suite)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
+    _take_suite_configurations(ctx, loaded)
     if loaded.pgbench is not None:
         from disklab.cli.run_pgbench import run_pgbench  # PostgreSQL's modules load only for pgbench suites
 
@@ -138,16 +139,37 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
         plan = in_passes(build_plan(loaded, overrides, read_only), repeat, shared)
         _print_plan(plan, None, schedule_for(plan, repeat, precision, max_time, p99))
         _print_passes(plan, repeat, shared, precision, best_of)
+        if configured(ctx.params):
+            from disklab.cli.run_configured import configuration_lines
+
+            for line in configuration_lines(ctx.params):
+                click.echo(line)
         return
     if hosts and new_file:
         raise UserError("--new-file makes a test file here; with --hosts the target is a directory on the hosts")
     resolved = hosts_target(target) if hosts else resolve_target(target, new_file)
-    if fs or write_cache or overprovision:
+    if configured(ctx.params):
         from disklab.cli.run_configured import run_per_configuration
 
         run_per_configuration(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
         return
     _run_on(ctx, loaded, resolved, repeat, shared)
+
+
+def _take_suite_configurations(ctx, suite: Suite) -> None:
+    """A suite's [configurations] stand for --fs, --write-cache and --overprovision where run was not given them."""
+    if suite.configurations is not None:
+        from disklab.cli.run_configured import SUITE_CONFIGURATIONS
+
+        for name, value in suite.configurations.as_options().items():
+            if value and not ctx.params[name]:
+                ctx.params[name] = value
+                ctx.meta.setdefault(SUITE_CONFIGURATIONS, {})[name] = f"{suite.where} ([configurations])"
+
+
+def configured(params: dict) -> bool:
+    """Whether the suite runs once per configuration."""
+    return bool(params["fs"] or params["write_cache"] or params["overprovision"])
 
 
 def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None) -> int | None:

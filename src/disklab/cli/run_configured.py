@@ -14,45 +14,62 @@ import click
 from disklab.errors import SafetyError, UserError
 from disklab.system.leftovers import remove_leftovers
 from disklab.targets.blockdev import check_device_writable
-from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_point, parse_fs_spec
+from disklab.targets.filesystem import check_tools, made_and_mounted, mount_point, parse_fs_specs
 from disklab.targets.overprovision import check_discard, discard_whole, parse_levels, usable
 from disklab.targets.target import Target, resolve_target
 from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
+
+
+def configurations(params: dict) -> list[tuple]:
+    """Every (file system, cache state, OP level) the options ask for, None where one is not varied."""
+    specs = _parsed(params["fs"], parse_fs_specs, "--fs")
+    states = _parsed(params["write_cache"], parse_states, "--write-cache")
+    levels = _parsed(params["overprovision"], parse_levels, "--overprovision")
+    if specs and levels:
+        raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans the "
+                        "whole device: give one of them")
+    return list(product(specs or [None], states or [None], levels or [None]))
+
+
+def configuration_lines(params: dict) -> list[str]:
+    """A dry run's account of the runs the configurations make, before a device is named."""
+    found = configurations(params)
+    return [f"run once per configuration, {len(found)} runs of one series (a device --target and --destroy-data): "
+            + "; ".join(_label(configuration) for configuration in found)]
 
 
 def run_per_configuration(ctx: click.Context, device: Target,
                           run_on: Callable[[Target, dict], int | None]) -> list[int]:
     """Each configuration set up, run on and undone in turn; the runs' numbers."""
     params = ctx.params
-    specs = _specs(params["fs"])
-    states = _parsed(params["write_cache"], parse_states, "--write-cache")
-    levels = _parsed(params["overprovision"], parse_levels, "--overprovision")
+    found = configurations(params)
+    specs = [spec for spec in dict.fromkeys(c[0] for c in found) if spec]
+    states = [state for state in dict.fromkeys(c[1] for c in found) if state]
+    levels = [level for level in dict.fromkeys(c[2] for c in found) if level is not None]
     if device.kind != "device":
-        raise UserError(f"{_options(params)} set up the device under test; {device.path} is a {device.kind} (give the "
+        raise UserError(f"{_options(ctx)} set up the device under test; {device.path} is a {device.kind} (give the "
                         "device as --target, e.g. /dev/sdb)")
     if params["hosts"] or params["new_file"]:
-        raise UserError(f"{_options(params)} set up a device of this machine: not with --hosts or --new-file")
-    if specs and levels:
-        raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans the "
-                        "whole device: give one of them")
+        raise UserError(f"{_options(ctx)} set up a device of this machine: not with --hosts or --new-file")
     check_tools(specs)
     control = cache_control(device.device) if states else None
     if levels:
         check_discard(device)
-    configurations = list(product(specs or [None], states or [None], levels or [None]))
     if params["dry_run"]:
-        for index, (spec, state, level) in enumerate(configurations, start=1):
+        for index, (spec, state, level) in enumerate(found, start=1):
             steps = ([shlex.join(control.set_command(state == "on"))] if state else []) + (
                 [shlex.join(spec.mkfs_command(device.path)),
                  shlex.join(spec.mount_command(device.path, "<private mount point>"))] if spec else []) + (
                 [f"blkdiscard --force {device.path}; the first {100 - level} % only"] if level is not None else [])
-            click.echo(f"configuration {index} of {len(configurations)}: {'; '.join(steps)}; then the suite"
-                       + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
+            click.echo(f"configuration {index} of {len(found)} ({_label((spec, state, level))}): {'; '.join(steps)}; "
+                       "then the suite" + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
+            if spec is None:  # its plan, fitted to what it leaves of the device (a file system's is not made yet)
+                run_on(device if level is None else usable(device, level), {})
         return []
     if specs or levels:
         if not params["destroy_data"]:
-            raise SafetyError(f"{_options(params)} {'makes a file system on' if specs else 'discards'} "
-                              f"{device.path}, which destroys its data; add --destroy-data to allow it")
+            raise SafetyError(f"{_options(ctx)}: {'making a file system on' if specs else 'discarding'} "
+                              f"{device.path} destroys its data; add --destroy-data to allow it")
         # The user's consent, checked once against the device as it is now: what is made or discarded after the
         # first configuration is disklab's own, which --force need not allow again.
         check_device_writable(device.device, destroy_data=True, force=params["force"])
@@ -62,8 +79,8 @@ def run_per_configuration(ctx: click.Context, device: Target,
     runs: list[int] = []
     with ExitStack() as mounts:
         folder = mounts.enter_context(mount_point(say)) if specs else None
-        for index, configuration in enumerate(configurations, start=1):
-            run_id = _run_configuration(device, configuration, f"{index} of {len(configurations)}", folder, control,
+        for index, configuration in enumerate(found, start=1):
+            run_id = _run_configuration(device, configuration, f"{index} of {len(found)}", folder, control,
                                         params["name"], runs[0] if runs else None, say, run_on)
             if run_id is not None:
                 runs.append(run_id)
@@ -78,8 +95,7 @@ def _run_configuration(device: Target, configuration: tuple, place: str, folder:
                        run_on: Callable[[Target, dict], int | None]) -> int | None:
     """One configuration set up, the suite run in it, and undone (the cache restored, the file system unmounted)."""
     spec, state, level = configuration
-    label = " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
-                                         level is not None and f"OP {level} %") if part)
+    label = _label(configuration)
     say(f"configuration {place}: {label} on {device.path}")
     with ExitStack() as undo:
         recorded: dict = {}
@@ -97,22 +113,15 @@ def _run_configuration(device: Target, configuration: tuple, place: str, folder:
                                "configuration": {"label": label, **recorded}, "series": series})
 
 
-def _specs(given: tuple[str, ...]) -> list[FsSpec]:
-    specs = []
-    for text in given:
-        try:
-            specs.append(parse_fs_spec(text))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--fs'") from None
-    labels = [spec.label for spec in specs]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise click.BadParameter(f"{twice[0]!r} is given twice; each --fs is one configuration", param_hint="'--fs'")
-    return specs
+def _label(configuration: tuple) -> str:
+    """What was varied, as runs are named: 'xfs -d su=64k,sw=4 noatime · write cache off'."""
+    spec, state, level = configuration
+    return " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
+                                        level is not None and f"OP {level} %") if part)
 
 
-def _parsed(given: str | None, parse: Callable[[str], tuple], option: str) -> tuple:
-    if given is None:
+def _parsed(given, parse: Callable, option: str) -> tuple:
+    if not given:
         return ()
     try:
         return parse(given)
@@ -120,6 +129,13 @@ def _parsed(given: str | None, parse: Callable[[str], tuple], option: str) -> tu
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
-def _options(params: dict) -> str:
-    return " and ".join(option for option, name in (("--fs", "fs"), ("--write-cache", "write_cache"),
-                                                    ("--overprovision", "overprovision")) if params[name])
+SUITE_CONFIGURATIONS = "suite_configurations"  # ctx.meta: the options a suite's [configurations] stood for
+
+
+def _options(ctx: click.Context) -> str:
+    """The options that vary the configuration, as messages name them: '--fs', or the suite's table that set them."""
+    given = [name for name in ("fs", "write_cache", "overprovision") if ctx.params[name]]
+    from_suite = ctx.meta.get(SUITE_CONFIGURATIONS, {})
+    what = {"fs": "file systems", "write_cache": "write-cache states", "overprovision": "over-provisioning levels"}
+    return " and ".join(f"the {what[name]} of {from_suite[name]}" if name in from_suite
+                        else f"--{name.replace('_', '-')}" for name in given)

@@ -28,7 +28,9 @@ def suites(ctx):
             table.add_row(name, str(len(suite.pgbench.clients)), pgbench_duration(suite.pgbench), suite.description)
             continue
         plan = build_plan(suite)
-        table.add_row(name, str(len(plan.tests)), format_duration(plan.estimated_seconds()), plan.suite.description)
+        runs = suite.configurations.count if suite.configurations else 1
+        table.add_row(name, str(len(plan.tests)) + (f" x {runs} runs" if runs > 1 else ""),
+                      format_duration(runs * plan.estimated_seconds()), plan.suite.description)
     stdout_console().print(table)
     stdout_console().print("'disklab suites show NAME' lists every test; a suite file of your own runs with "
                            "'disklab run FILE.toml --target DIR'.")
@@ -49,6 +51,11 @@ def show(suite):
     console.print(f"{plan.suite.name}: {plan.suite.description}")
     console.print(plan_table(plan, f"{len(plan.tests)} tests, estimated {format_duration(plan.estimated_seconds())} "
                                    "(regions are fitted to the target when it runs)"))
+    if loaded.configurations:
+        from disklab.cli.run_configured import configuration_lines
+
+        for line in configuration_lines(loaded.configurations.as_options()):
+            console.print(line)
     if plan.suite.view:
         view = plan.suite.view
         columns = " x ".join(view.columns) or "-"

@@ -27,7 +27,7 @@ from disklab.report.terminal import terminal_text
 # each run's "status"; an inconclusive "reason" may name a flag that withholds the verdict (analysis/withheld.py).
 JSON_FORMAT_VERSION = 3
 FORMATS = ("table", "markdown", "csv", "json")
-_VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
+VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: the README's own example, within any tolerance.
 _SUGGESTED_PRECISION_PERCENT = 2.0
 
@@ -217,7 +217,7 @@ def compare_renderables(view: Shown) -> list[RenderableType]:
         table.add_column(heading, justify="left" if i < 3 else "right", no_wrap=i == 0)
     # Escaped before rich's Text is built: it would drop CR and BS, and measure a cell without its escapes.
     for row in view.rows:
-        table.add_row(*(Text(terminal_text(t), style=_VERDICT_STYLES.get(v, ""))
+        table.add_row(*(Text(terminal_text(t), style=VERDICT_STYLES.get(v, ""))
                         for t, v in zip(row_texts(row), verdict_styles(row))))
     return ([table] if view.rows else []) + [
         Text(terminal_text(line), style="yellow" if line.startswith("warning") else "") for line in notes(view)

@@ -24,6 +24,8 @@ def axis_label(field: str, value) -> str:
         return f"{value} % read"
     if field == "iodepth":
         return f"QD{value}"
+    if field == "configuration" and isinstance(value, dict):  # its details: `show RUN -f json`
+        return str(value.get("label", "-"))
     if field == "clients":
         return f"{value} client" if value == 1 else f"{value} clients"
     if field == "nrfiles":

@@ -26,7 +26,7 @@ def run_cells(info: RunInfo) -> list[str]:
     one line (its controls escaped, line feeds too)."""
     series = series_id(info)
     name = f"{info.name or ''} [series:{series}]".lstrip() if series is not None else info.name or ""
-    cells = [str(info.id), name, info.started_at, info.suite_name, info.target, ran_tests(info), info.status,
+    cells = [str(info.id), name, info.started_at, info.suite_name, info.shown_target, ran_tests(info), info.status,
              info.hostname]
     return [terminal_text(cell) for cell in cells]
 

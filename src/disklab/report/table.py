@@ -23,7 +23,7 @@ def run_label(info: RunInfo) -> str:
 
 def run_title(info: RunInfo) -> str:
     return (
-        f"{run_label(info)} · {info.suite_name} · {info.target} · {info.status} · "
+        f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status} · "
         f"{ran_tests(info)} tests run · {info.started_at} · {info.fio_version} {info.fio_engine}"
     )
 

@@ -31,6 +31,14 @@ class RunInfo:
     finished_tests: int
     name: str | None = None
 
+    @property
+    def shown_target(self) -> str:
+        """The target as its user names it: a `run --fs` run's device and file system, not the private mount point
+        its test file was on (kept in `target`)."""
+        configuration = self.options.get("configuration")
+        made = configuration.get("file_system") if isinstance(configuration, dict) else None
+        return f"{made['device']} ({made['fs']})" if isinstance(made, dict) and "device" in made else self.target
+
 
 class RawText:
     """A run's job files and fio outputs, read on first use: they are most of the store's bytes, and only a few

@@ -11,16 +11,22 @@ from disklab.errors import UserError
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
-from disklab.suite.settings import SaturationSettings, SteadyCriteria, parse_latency_ns
+from disklab.suite.settings import Configurations, SaturationSettings, SteadyCriteria, parse_latency_ns
 from disklab.system.textfile import parse_toml, read_text_file
+from disklab.targets.filesystem import parse_fs_specs
+from disklab.targets.overprovision import parse_levels
+from disklab.targets.write_cache import parse_states
 from disklab.units import brief, parse_duration
 
-_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "pgbench")
+_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "configurations",
+              "pgbench")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
 _VIEW_KEYS = ("rows", "columns", "values", "published_by", "published_best_of")
 _STEADY_KEYS = (
     "window", "max_rounds", "excursion_percent", "slope_percent", "precondition", "purge", "written_multiple", "time_limit",
 )
+_CONFIGURATION_EXAMPLES = {"fs": '["ext4", "xfs:-d su=64k,sw=4@noatime"]', "write_cache": '["off", "on"]',
+                           "overprovision": "[0, 20, 40, 60]"}
 MAX_REPEAT = 1000
 # Labels name job files and table rows; a label longer than this is a mistake, not a name.
 MAX_LABEL_CHARS = 200
@@ -72,15 +78,16 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
         raise UserError(f"{where}: saturate: a [saturate] table needs mode = \"saturate\"")
     rounds = _rounds(data.get("steady", {}), mode, where) if mode in ("steady", "write-saturation") else None
     saturation = _saturation(data.get("saturate", {}), where) if mode == "saturate" else None
+    configurations = _configurations(data["configurations"], where) if "configurations" in data else None
     return Suite(
         name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
-        view=view, mode=mode, rounds=rounds, saturation=saturation,
+        view=view, mode=mode, rounds=rounds, saturation=saturation, configurations=configurations,
     )
 
 
 def _pgbench_suite(data: dict, name: str, description: str, source: str, where: str, text: str) -> Suite:
     """A database suite runs pgbench, not fio: its whole plan is the [pgbench] table."""
-    for key in ("defaults", "group", "view", "steady", "saturate"):
+    for key in ("defaults", "group", "view", "steady", "saturate", "configurations"):
         if key in data:
             raise UserError(f"{where}: {key}: a pgbench suite has only a [pgbench] table (fio tests go in a suite "
                             "of their own)")
@@ -137,6 +144,35 @@ def _number(data: dict, key: str, default, low, high, where: str, table: str, wh
         kind = "a whole number" if whole else "a number"
         raise UserError(f"{where}: {table}: {key}: {brief(value)} is not {kind} from {low} to {high}")
     return value
+
+
+def _configurations(data, where: str) -> Configurations:
+    """The [configurations] table: lists of the values `run --fs`, `--write-cache` and `--overprovision` take, read by
+    the same rules."""
+    if not isinstance(data, dict) or not data:
+        raise UserError(f"{where}: configurations: must be a table of fs, write_cache or overprovision lists, e.g. "
+                        "overprovision = [0, 20, 40, 60]")
+    _reject_unknown(data, tuple(_CONFIGURATION_EXAMPLES), where, "configurations")
+    values = {}
+    for key, given in data.items():
+        kinds = str if key == "fs" else (str, int)
+        if not isinstance(given, list) or not given or not all(
+                isinstance(v, kinds) and not isinstance(v, bool) for v in given):
+            raise UserError(f"{where}: configurations: {key}: {brief(given)} is not a list of values, e.g. "
+                            f"{key} = {_CONFIGURATION_EXAMPLES[key]}")
+        try:
+            if key == "fs":
+                parse_fs_specs(given)
+                values[key] = tuple(given)
+            else:
+                parse = parse_states if key == "write_cache" else parse_levels
+                values[key] = parse(",".join(str(v) for v in given))
+        except ValueError as exc:
+            raise UserError(f"{where}: configurations: {key}: {exc}") from None
+    if "fs" in values and "overprovision" in values:
+        raise UserError(f"{where}: configurations: fs and overprovision: a file system spans the whole device, "
+                        "over-provisioning leaves part of it unused; give one of them")
+    return Configurations(**values)
 
 
 def _rounds(data, mode: str, where: str) -> Rounds:

@@ -4,7 +4,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from disklab.suite.pgbench import PgbenchSettings
-from disklab.suite.settings import SaturationSettings, SteadyCriteria
+from disklab.suite.settings import Configurations, SaturationSettings, SteadyCriteria
 from disklab.units import parse_size
 
 # fio rw modes that never write; everything else counts as writing (allow-list).
@@ -138,6 +138,7 @@ class Suite:
     mode: str = "fixed"  # one of MODES
     rounds: "Rounds | None" = None  # the [steady] table of steady and write-saturation suites
     saturation: SaturationSettings | None = None  # the [saturate] table of saturate suites
+    configurations: Configurations | None = None  # [configurations]: run once per file system, cache state, OP level
     pgbench: PgbenchSettings | None = None  # the [pgbench] table of pgbench suites (which have no groups)
 
 

@@ -34,3 +34,23 @@ class SaturationSettings:
     max_jobs: int = 16
     levels: tuple[int, ...] = DEFAULT_LEVELS
     p99_bound_ns: float | None = None  # report the highest IOPS whose p99 stays at or under this
+
+
+@dataclass(frozen=True)
+class Configurations:
+    """A suite's [configurations]: the settings it runs once per value of, as `run --fs`, `--write-cache` and
+    `--overprovision` give them (an option given to `run` replaces the suite's)."""
+
+    fs: tuple[str, ...] = ()
+    write_cache: tuple[str, ...] = ()  # 'off', 'on'
+    overprovision: tuple[int, ...] = ()  # percent of the device left unused
+
+    @property
+    def count(self) -> int:
+        """The runs they make: one per combination."""
+        return max(len(self.fs), 1) * max(len(self.write_cache), 1) * max(len(self.overprovision), 1)
+
+    def as_options(self) -> dict:
+        """The run options they stand for, in the options' own syntax, by the option's name."""
+        return {"fs": self.fs, "write_cache": ",".join(self.write_cache) or None,
+                "overprovision": ",".join(map(str, self.overprovision)) or None}

@@ -2,10 +2,13 @@
 database benchmark that saturates the CPU measures the CPU, not the disk (M3 asks how loaded the CPU is); other
 processes' CPU time beside a test is contention (system/contention.py)."""
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-PROC_STAT = Path("/proc/stat")
+PROC = Path("/proc")
+PROC_STAT = PROC / "stat"
+PF_KTHREAD = 0x00200000  # a kernel thread, in the flags of /proc/PID/stat
 
 
 @dataclass(frozen=True)
@@ -44,3 +47,21 @@ def cpu_use(before: CpuTimes, after: CpuTimes) -> CpuUse:
         100 * (after.user - before.user) / elapsed, 100 * (after.system - before.system) / elapsed,
         100 * (after.iowait - before.iowait) / elapsed,
     )
+
+
+def kernel_threads_cpu_s() -> float:
+    """CPU seconds the kernel's own threads have used so far (the threads alive now). A loop device's reads and
+    writes run in kernel workers on behalf of whoever issued them: up to a whole CPU beside fio on this VM."""
+    ticks = 0
+    for entry in os.scandir(PROC):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (PROC / entry.name / "stat").read_text()
+        except OSError:  # gone since the listing
+            continue
+        # after "(comm)": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[6]) & PF_KTHREAD:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")

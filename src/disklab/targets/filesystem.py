@@ -74,6 +74,16 @@ def parse_fs_spec(text: str) -> FsSpec:
     return FsSpec(fs_type, mkfs_options, mount_options.strip())
 
 
+def parse_fs_specs(texts) -> list[FsSpec]:
+    """Each --fs of a run (or of a suite's [configurations]), none twice; a ValueError says what is wrong."""
+    specs = [parse_fs_spec(text) for text in texts]
+    labels = [spec.label for spec in specs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"{twice[0]!r} is given twice; each file system is one configuration")
+    return specs
+
+
 def check_tools(specs: list[FsSpec]) -> None:
     """Every mkfs the run needs is installed, before anything is made."""
     for spec in specs:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.repeats import planned_tests, repeated
 from disklab.analysis.stats import Summary, summarize
 from disklab.fio.parse import DIRECTIONS, PERCENTILES
@@ -52,6 +53,7 @@ class ChartSpec:
     y_range: tuple[float, float] | None = None  # figures the y axis must reach: one range over charts compared
     bands: bool = False  # intervals drawn as a band along the line (many points) instead of error bars
     note: str = ""  # under the title, inside the SVG: what a copied chart must not lose
+    sample: str = "repeats"  # what the n of an error bar counts
 
 
 @dataclass(frozen=True)
@@ -311,9 +313,50 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
     return charts
 
 
+def spare_area_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
+    """M4: the steady-state figure over the over-provisioning level (its 95 % interval from the steady window), and
+    each level's rounds over time, one line per level, for the runs of an over-provisioning series."""
+    levels = spare_area_levels(records)
+    if len(levels) < 2:
+        return []
+    unit = REGISTRY[levels[0].metric].unit
+    steady = [level for level in levels if level.steady]
+    unsteady = [f"OP {level.percent} %" for level in levels if not level.steady]
+    charts = []
+    if len(steady) > 1:
+        series = (SeriesSpec(f"steady-state {unit}", tuple((level.percent, level.steady.mean) for level in steady),
+                             tuple(level.steady for level in steady)),)
+        charts.append(ChartSpec(
+            id="spare-area-steady", kind="line", title=f"Steady-state {unit} over spare area · {_workload(records)}",
+            caption=f"steady-state {unit} per over-provisioning level (the share of the device left unused after a "
+            "full discard): the mean of the steady window's rounds, with its 95 % interval"
+            + (f" · not steady, left out: {', '.join(unsteady)}" if unsteady else ""),
+            x_label="over-provisioning (% of the device left unused)", y_label=y_axis_label(unit, series),
+            series=series, x_ticks=tuple((level.percent, f"{level.percent}") for level in steady),
+            y_log=log_scale(series), sample="rounds of the steady window",
+        ))
+    lines = tuple(SeriesSpec(f"OP {level.percent} %", tuple((end / 60, value) for end, value in
+                                                             zip(level.round_ends_s, level.rounds)))
+                  for level in levels[:MAX_LINES])
+    charts.append(ChartSpec(
+        id="spare-area-rounds", kind="line", title=f"{unit} per round over time, by spare area · {_workload(records)}",
+        caption=f"{unit} of each round of the workload after preconditioning, one line per over-provisioning level; "
+        "a point at the end of its round" + (f" · the first {MAX_LINES} levels" if len(levels) > MAX_LINES else ""),
+        x_label="measured time (min)", y_label=y_axis_label(unit, lines), series=lines, y_log=log_scale(lines),
+    ))
+    return charts
+
+
+def _workload(records: Sequence[RunRecord]) -> str:
+    """The rounds' workload in words, from the first run's last test (a round, never a preconditioning pass)."""
+    tests = [t for r in records for t in r.tests]
+    return describe(tests[-1].params) if tests else ""
+
+
 ChartFunction = Callable[[Sequence[RunRecord]], list[ChartSpec]]
 CHARTS: tuple[ChartFunction, ...] = (
-    quick_bar_charts, blocksize_charts, read_share_charts, latency_percentile_charts, time_series_charts,
+    quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts, latency_percentile_charts,
+    time_series_charts,
 )
 
 

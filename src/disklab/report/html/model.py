@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from disklab.analysis.compare import compare_runs
+from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.html.charts import ChartSpec, select_charts
 from disklab.report.runs import ran_tests
+from disklab.report.spare_area import spare_area_table
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
 from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
@@ -51,6 +53,7 @@ class ReportModel:
     comparison: TableModel | None  # None: a single run, or runs without a test in common
     charts: tuple[ChartSpec, ...]
     runs: tuple[RunSection, ...]
+    spare_area: TableModel | None = None  # an over-provisioning series' steady state by level; None: not one
 
 
 def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel:
@@ -61,6 +64,7 @@ def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel
         generated_at=generated_at,
         tested=_tested(records, labels),
         comparison=_comparison(records, labels),
+        spare_area=_spare_area(records),
         charts=select_charts(records),
         runs=tuple(_section(record, label) for record, label in zip(records, labels)),
     )
@@ -71,12 +75,18 @@ def _tested(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel:
     for record, label in zip(records, labels):
         info = record.info
         rows.append((
-            label, info.suite_name, f"{info.target} ({info.target_kind})", info.hostname, info.started_at,
+            label, info.suite_name, _target(info), info.hostname, info.started_at,
             info.status, ran_tests(info), f"{info.fio_version} {info.fio_engine}",
             _options(info.options),
         ))
     headings = ("Run", "Suite", "Target", "Host", "Started (UTC)", "Status", "Tests", "fio", "Options")
     return TableModel("", headings, tuple(rows))
+
+
+def _target(info) -> str:
+    if info.shown_target != info.target:
+        return f"{info.shown_target}: a test file on the file system made for the run"
+    return f"{info.target} ({info.target_kind})"
 
 
 def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> TableModel | None:
@@ -95,6 +105,17 @@ def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> T
         tuple(tuple(row_texts(row)) for row in view.rows), tuple(notes(view)),
         tuple(tuple(_verdict_class(v) for v in verdict_styles(row)) for row in view.rows),
     )
+
+
+def _spare_area(records: Sequence[RunRecord]) -> TableModel | None:
+    """Steady state against the over-provisioning level (M4), when the runs are such a series' levels."""
+    levels = spare_area_levels(records)
+    if len(levels) < 2:
+        return None
+    table = spare_area_table(levels)
+    return TableModel(table.title, table.headings, table.rows, table.notes,
+                      tuple(("",) * (len(row) - 1) + (_verdict_class(verdict),)
+                            for row, verdict in zip(table.rows, table.verdicts)))
 
 
 def _verdict_class(verdict: str | None) -> str:
@@ -128,7 +149,7 @@ def _section(record: RunRecord, label: str) -> RunSection:
     if info.error:
         notes.append(f"{info.status}: {info.error}")
     return RunSection(
-        id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.target}",
+        id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.shown_target}",
         tables=tuple(tables), environment=_environment(record, label), notes=tuple(notes),
     )
 

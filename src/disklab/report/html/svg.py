@@ -125,7 +125,7 @@ def _heading(spec: ChartSpec, points: list[list[Point]]) -> list[tuple[str, bool
         n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
         shape = "shaded band" if spec.bands and spec.kind == "line" else "error bars"
         single = any(p[3] is None for series in points for p in series)  # a run that did not repeat the test
-        notes.append(f"mean of n = {n} repeats · {shape}: 95 % confidence interval of the mean"
+        notes.append(f"mean of n = {n} {spec.sample} · {shape}: 95 % confidence interval of the mean"
                      + (" · without: a single run" if single else ""))
     return [(line, True) for line in _wrap(spec.title, _TITLE * _TITLE_EM)] + [
         (line, False) for note in notes for line in _wrap(note, _FONT)]
