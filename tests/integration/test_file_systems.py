@@ -233,3 +233,36 @@ def test_a_suites_configurations_need_a_device_and_consent(disklab: Disklab, att
     result = disklab("run", "overprovision", "--target", device, *SHORT)
     assert result.returncode == 3 and "discarding" in result.stderr and "add --destroy-data" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not disklab.store_path.exists()
+
+
+def test_fresh_and_full_are_two_runs_each_recording_how_the_device_was_conditioned(
+        disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    device = attach_loop("cond.img", size_bytes=64 * 1024 * 1024)
+    result = disklab("run", "quick", "--target", device, "--destroy-data", "--condition", "fresh,full:3",
+                     "--repeat", "1", "--runtime", "1s", "--ramp", "0", "--size", "16MiB")
+    assert result.returncode == 0, result.stderr
+    assert "condition full: pass 3 of 3: writing all of" in result.stderr
+    runs = disklab.runs()
+    assert [row["name"] for row in runs] == ["fresh", "full (written 3x)"]
+    fresh, full = (json.loads(disklab("show", str(row["id"]), "-f", "json").stdout)["run"]["options"]["configuration"]
+                   ["condition"] for row in runs)
+    assert fresh == {"label": "fresh", "state": "fresh", "method": "discard", "command": f"blkdiscard --force {device}"}
+    # fio's own count of what each pass wrote: the whole device, three times
+    assert [(p["pass"], p["bytes"]) for p in full["written"]] == [(n, 64 * 1024 * 1024) for n in (1, 2, 3)]
+    assert f"filename={device}" in full["jobfile"] and "rw=write" in full["jobfile"] and "bs=128k" in full["jobfile"]
+    with (tmp_path / "cond.img").open("rb") as image:  # written full: the sparse image has no hole left
+        assert os.lseek(image.fileno(), 0, os.SEEK_HOLE) == 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize("arguments, code, says", [
+    (("--condition", "full"), 3, "--condition: conditioning"),
+    (("--destroy-data", "--condition", "fresh:secure-erase"), 2, "is not an NVMe namespace"),
+    (("--destroy-data", "--condition", "stale"), 2, "give fresh, fresh:secure-erase, full or full:N"),
+    (("--destroy-data", "--condition", "fresh", "--overprovision", "20"), 2, "not with --condition"),
+])
+def test_condition_refusals_are_one_line(disklab: Disklab, attach_loop: Callable[..., str], arguments, code,
+                                         says) -> None:
+    device = attach_loop(size_bytes=IMAGE_BYTES)
+    result = disklab("run", "quick", "--target", device, *arguments, *SHORT)
+    assert result.returncode == code and says in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not disklab.store_path.exists()

@@ -7,7 +7,8 @@ import pytest
 
 from disklab.errors import UserError
 from disklab.targets.blockdev import BlockDevice
-from disklab.targets.overprovision import check_discard, parse_levels, usable
+from disklab.targets.overprovision import parse_levels, usable
+from disklab.targets.purge import check_discard
 from disklab.targets.target import Target
 
 MIB = 1024 * 1024
@@ -39,9 +40,9 @@ def test_each_level_leaves_the_first_share_whole_mib(tmp_path):
     assert usable(target, 0).capacity_bytes == 1000 * MIB
     assert usable(target, 28).capacity_bytes == 720 * MIB
     assert usable(target, 60).capacity_bytes == 400 * MIB
-    check_discard(target, str(tmp_path))  # discards: no refusal
+    check_discard(target, "--overprovision", str(tmp_path))  # discards: no refusal
 
 
 def test_a_device_that_cannot_discard_is_refused(tmp_path):
     with pytest.raises(UserError, match=r"does not support discard \(queue/discard_max_bytes is 0\)"):
-        check_discard(device_target(tmp_path, "0"), str(tmp_path))
+        check_discard(device_target(tmp_path, "0"), "--overprovision", str(tmp_path))

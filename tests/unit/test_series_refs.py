@@ -17,7 +17,7 @@ def test_a_run_of_no_series_is_refused_in_one_line(tmp_path):
         result = runner.invoke(cli, [*store, *command])
         assert result.exit_code == 2, result.output
         assert result.output.strip().splitlines() == [
-            f"disklab: error: {command[1]}: run 1 is of no series (a series is made by run --fs, --write-cache or "
-            "--overprovision)"]
+            f"disklab: error: {command[1]}: run 1 is of no series (a series is made by run --condition, --fs, "
+            "--write-cache or --overprovision)"]
     result = runner.invoke(cli, [*store, "compare", "series:9"])
     assert result.exit_code == 2 and "there is no run 9" in result.output

@@ -108,7 +108,7 @@ def test_a_suites_configurations_are_the_run_options_they_stand_for():
     suite = parse_suite('name="x"\n[configurations]\nfs=["ext4", "xfs:-d su=64k,sw=4@noatime"]\n'
                         'write_cache=["off", "on"]\n[[group]]\nname="g"\n', "x", "x.toml")
     assert suite.configurations.count == 4
-    assert suite.configurations.as_options() == {"fs": ("ext4", "xfs:-d su=64k,sw=4@noatime"),
+    assert suite.configurations.as_options() == {"condition": None, "fs": ("ext4", "xfs:-d su=64k,sw=4@noatime"),
                                                  "write_cache": "off,on", "overprovision": None}
     overprovision = load_suite("overprovision")
     assert overprovision.configurations.as_options()["overprovision"] == "0,20,40,60"
@@ -124,14 +124,15 @@ def test_unknown_suite_names_the_builtin_ones():
 _fields = st.sampled_from(["name", "description", "label", "metric", "repeat", "bs", "bssplit", "iodepth", "jobs",
                            "pattern", "direction", "rwmixread", "region", "runtime", "time_based", "size", "nrfiles",
                            "filesize", "pause", "rate", "rate_iops", "sync", "log_interval", "frame_size", "bit_depth",
-                           "fps", "direct", "engine", "rows", "columns", "values", "fs", "write_cache",
+                           "fps", "direct", "engine", "rows", "columns", "values", "fs", "write_cache", "condition",
                            "overprovision", "bogus"])
 _literals = st.sampled_from(['0', '-1', '1', '65537', '"4x"', '"4k"', '""', '[]', '[1, "a"]', '["read", "write"]',
                              'true', '1.5', '"sequential"', '{a = 1}', '"{nope}"', '"{bs} {iodepth}"', '"1s"', '"-5s"',
                              '"all"', '"first:10%"', '"last:5GB"', '"first:0%"', '"middle:1G"', '"4k/50:8k/50"',
                              '"4k/50:8k/40"', '"fsync"', '"5120x2700"', '"0x10"', '10', '"iops"', '"mb_per_s"',
                              '["iops"]', '["bs"]', '"group"', '"none"', '"0s"', '"0.5ms"', '[0, 20]', '[95]',
-                             '["ext4"]', '["xfs:-b size=4096@noatime"]', '["on", "off"]', '["ext4", "ext4"]'])
+                             '["ext4"]', '["xfs:-b size=4096@noatime"]', '["on", "off"]', '["ext4", "ext4"]',
+                             '["fresh", "full:3"]'])
 
 
 @settings(max_examples=400, deadline=None)

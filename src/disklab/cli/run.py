@@ -69,6 +69,10 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.option("--write-cache", metavar="on,off",
               help="With a device --target: run once per state of the drive's volatile write cache (hdparm, sdparm or "
                    "nvme-cli), restored afterwards; combines with --fs (every pair).")
+@click.option("--condition", metavar="STATE,...",
+              help="With a device --target and --destroy-data: run once per state of the device, set before the "
+                   "suite: fresh (the whole device discarded; fresh:secure-erase: an NVMe format), full (written "
+                   "twice over with 128 KiB sequential writes; full:N: N times), e.g. fresh,full (study M1).")
 @click.option("--overprovision", metavar="PERCENT,...",
               help="With a device --target and --destroy-data: before each level discard the whole device, then use "
                    "only its first (100 - PERCENT) %, e.g. 0,20,40,60 (the overprovision suite's own levels; study M4).")
@@ -102,7 +106,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, overprovision, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        fs, write_cache, condition, overprovision, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
         dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
@@ -169,7 +173,7 @@ def _take_suite_configurations(ctx, suite: Suite) -> None:
 
 def configured(params: dict) -> bool:
     """Whether the suite runs once per configuration."""
-    return bool(params["fs"] or params["write_cache"] or params["overprovision"])
+    return any(params[name] for name in ("condition", "fs", "write_cache", "overprovision"))
 
 
 def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None) -> int | None:
@@ -218,7 +222,7 @@ def _replay(ctx) -> None:
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
-                "write_cache", "overprovision")
+                "write_cache", "condition", "overprovision")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

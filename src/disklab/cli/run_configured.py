@@ -12,23 +12,32 @@ from pathlib import Path
 import click
 
 from disklab.errors import SafetyError, UserError
+from disklab.run.condition import fill_device
+from disklab.system.commands import run_checked
 from disklab.system.leftovers import remove_leftovers
 from disklab.targets.blockdev import check_device_writable
+from disklab.targets.condition import Condition, check_condition, erase_command, parse_conditions
 from disklab.targets.filesystem import check_tools, made_and_mounted, mount_point, parse_fs_specs
-from disklab.targets.overprovision import check_discard, discard_whole, parse_levels, usable
+from disklab.targets.overprovision import parse_levels, usable
+from disklab.targets.purge import check_discard, discard_whole
 from disklab.targets.target import Target, resolve_target
 from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
 
 
 def configurations(params: dict) -> list[tuple]:
-    """Every (file system, cache state, OP level) the options ask for, None where one is not varied."""
+    """Every (device condition, file system, cache state, OP level) the options ask for, None where one is not
+    varied."""
+    conditions = _parsed(params["condition"], parse_conditions, "--condition")
     specs = _parsed(params["fs"], parse_fs_specs, "--fs")
     states = _parsed(params["write_cache"], parse_states, "--write-cache")
     levels = _parsed(params["overprovision"], parse_levels, "--overprovision")
     if specs and levels:
         raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans the "
                         "whole device: give one of them")
-    return list(product(specs or [None], states or [None], levels or [None]))
+    if conditions and levels:
+        raise UserError("--overprovision sets the device's state itself (a full discard, then only its share "
+                        "written): not with --condition")
+    return list(product(conditions or [None], specs or [None], states or [None], levels or [None]))
 
 
 def configuration_lines(params: dict) -> list[str]:
@@ -43,9 +52,8 @@ def run_per_configuration(ctx: click.Context, device: Target,
     """Each configuration set up, run on and undone in turn; the runs' numbers."""
     params = ctx.params
     found = configurations(params)
-    specs = [spec for spec in dict.fromkeys(c[0] for c in found) if spec]
-    states = [state for state in dict.fromkeys(c[1] for c in found) if state]
-    levels = [level for level in dict.fromkeys(c[2] for c in found) if level is not None]
+    conditions, specs, states, levels = ([value for value in dict.fromkeys(c[i] for c in found) if value is not None]
+                                         for i in range(4))
     if device.kind != "device":
         raise UserError(f"{_options(ctx)} set up the device under test; {device.path} is a {device.kind} (give the "
                         "device as --target, e.g. /dev/sdb)")
@@ -54,22 +62,27 @@ def run_per_configuration(ctx: click.Context, device: Target,
     check_tools(specs)
     control = cache_control(device.device) if states else None
     if levels:
-        check_discard(device)
+        check_discard(device, "--overprovision")
+    for condition in conditions:
+        check_condition(condition, device)
     if params["dry_run"]:
-        for index, (spec, state, level) in enumerate(found, start=1):
+        for index, (condition, spec, state, level) in enumerate(found, start=1):
             steps = ([shlex.join(control.set_command(state == "on"))] if state else []) + (
+                [_condition_step(condition, device)] if condition else []) + (
                 [shlex.join(spec.mkfs_command(device.path)),
                  shlex.join(spec.mount_command(device.path, "<private mount point>"))] if spec else []) + (
                 [f"blkdiscard --force {device.path}; the first {100 - level} % only"] if level is not None else [])
-            click.echo(f"configuration {index} of {len(found)} ({_label((spec, state, level))}): {'; '.join(steps)}; "
+            click.echo(f"configuration {index} of {len(found)} ({_label((condition, spec, state, level))}): "
+                       f"{'; '.join(steps)}; "
                        "then the suite" + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
             if spec is None:  # its plan, fitted to what it leaves of the device (a file system's is not made yet)
                 run_on(device if level is None else usable(device, level), {})
         return []
-    if specs or levels:
+    if specs or levels or conditions:
         if not params["destroy_data"]:
-            raise SafetyError(f"{_options(ctx)}: {'making a file system on' if specs else 'discarding'} "
-                              f"{device.path} destroys its data; add --destroy-data to allow it")
+            doing = "making a file system on" if specs else "discarding" if levels else "conditioning"
+            raise SafetyError(f"{_options(ctx)}: {doing} {device.path} destroys its data; add --destroy-data to "
+                              "allow it")
         # The user's consent, checked once against the device as it is now: what is made or discarded after the
         # first configuration is disklab's own, which --force need not allow again.
         check_device_writable(device.device, destroy_data=True, force=params["force"])
@@ -94,13 +107,15 @@ def _run_configuration(device: Target, configuration: tuple, place: str, folder:
                        control: CacheControl | None, name: str | None, series: int | None, say: Callable[[str], None],
                        run_on: Callable[[Target, dict], int | None]) -> int | None:
     """One configuration set up, the suite run in it, and undone (the cache restored, the file system unmounted)."""
-    spec, state, level = configuration
+    condition, spec, state, level = configuration
     label = _label(configuration)
     say(f"configuration {place}: {label} on {device.path}")
     with ExitStack() as undo:
         recorded: dict = {}
         if state:
             recorded["write_cache"] = undo.enter_context(cache_set(control, state, say))
+        if condition:
+            recorded["condition"] = _conditioned(condition, device, say)
         target = device
         if spec:
             recorded["file_system"] = undo.enter_context(made_and_mounted(device.path, spec, folder))
@@ -114,10 +129,27 @@ def _run_configuration(device: Target, configuration: tuple, place: str, folder:
 
 
 def _label(configuration: tuple) -> str:
-    """What was varied, as runs are named: 'xfs -d su=64k,sw=4 noatime · write cache off'."""
-    spec, state, level = configuration
-    return " · ".join(part for part in (spec and spec.label, state and f"write cache {state}",
-                                        level is not None and f"OP {level} %") if part)
+    """What was varied, as runs are named: 'full (written 2x) · xfs -d su=64k,sw=4 noatime · write cache off'."""
+    condition, spec, state, level = configuration
+    return " · ".join(part for part in (condition and condition.label, spec and spec.label,
+                                        state and f"write cache {state}", level is not None and f"OP {level} %")
+                      if part)
+
+
+def _condition_step(condition: Condition, device: Target) -> str:
+    if condition.state == "full":
+        return f"fio: all of {device.path} written {condition.passes}x with 128 KiB sequential writes"
+    return shlex.join(erase_command(condition, device))
+
+
+def _conditioned(condition: Condition, device: Target, say: Callable[[str], None]) -> dict:
+    """The device brought to the condition; what the run records of it."""
+    if condition.state == "full":
+        return {"label": condition.label, **fill_device(device, condition.passes, say)}
+    command = erase_command(condition, device)
+    say(f"condition {condition.label}: {shlex.join(command)}")
+    run_checked(command, f"--condition {condition.label}", ERASE_TIMEOUT_S)
+    return {"label": condition.label, "state": "fresh", "method": condition.method, "command": shlex.join(command)}
 
 
 def _parsed(given, parse: Callable, option: str) -> tuple:
@@ -129,13 +161,16 @@ def _parsed(given, parse: Callable, option: str) -> tuple:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
+CONFIGURATION_OPTIONS = ("condition", "fs", "write_cache", "overprovision")  # run's options, in label order
+ERASE_TIMEOUT_S = 3600  # a drive's own erase of a large device takes long; a hung one still ends in a line
 SUITE_CONFIGURATIONS = "suite_configurations"  # ctx.meta: the options a suite's [configurations] stood for
 
 
 def _options(ctx: click.Context) -> str:
     """The options that vary the configuration, as messages name them: '--fs', or the suite's table that set them."""
-    given = [name for name in ("fs", "write_cache", "overprovision") if ctx.params[name]]
+    given = [name for name in CONFIGURATION_OPTIONS if ctx.params[name]]
     from_suite = ctx.meta.get(SUITE_CONFIGURATIONS, {})
-    what = {"fs": "file systems", "write_cache": "write-cache states", "overprovision": "over-provisioning levels"}
+    what = {"condition": "device conditions", "fs": "file systems", "write_cache": "write-cache states",
+            "overprovision": "over-provisioning levels"}
     return " and ".join(f"the {what[name]} of {from_suite[name]}" if name in from_suite
                         else f"--{name.replace('_', '-')}" for name in given)

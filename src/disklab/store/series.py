@@ -1,6 +1,6 @@
-"""Runs made by one command, one per configuration (`run --fs`, `--write-cache`, `--overprovision`), are one series:
-its first run's number names it, and `series:RUN` (RUN any run of it, 'last' too) stands for all of its runs
-wherever runs are named for reading (compare, report)."""
+"""Runs made by one command, one per configuration (`run --condition`, `--fs`, `--write-cache`, `--overprovision`),
+are one series: its first run's number names it, and `series:RUN` (RUN any run of it, 'last' too) stands for all of
+its runs wherever runs are named for reading (compare, report)."""
 
 import json
 from collections.abc import Iterable
@@ -36,8 +36,8 @@ def _series_runs(store: Store, run_id: int, ref: str) -> list[int]:
         (options_json,) = store.conn.execute("SELECT options_json FROM runs WHERE id = ?", (run_id,)).fetchone()
         options = json.loads(options_json)
         if "configuration" not in options:
-            raise UserError(f"{ref}: run {run_id} is of no series (a series is made by run --fs, --write-cache or "
-                            "--overprovision)")
+            raise UserError(f"{ref}: run {run_id} is of no series (a series is made by run --condition, --fs, "
+                            "--write-cache or --overprovision)")
         head = options.get("series", run_id)
         rows = store.conn.execute("SELECT id FROM runs WHERE id = ? OR json_extract(options_json, '$.series') = ? "
                                   "ORDER BY id", (head, head)).fetchall()

@@ -13,6 +13,7 @@ from disklab.suite.params import PARAMS
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.settings import Configurations, SaturationSettings, SteadyCriteria, parse_latency_ns
 from disklab.system.textfile import parse_toml, read_text_file
+from disklab.targets.condition import parse_conditions
 from disklab.targets.filesystem import parse_fs_specs
 from disklab.targets.overprovision import parse_levels
 from disklab.targets.write_cache import parse_states
@@ -25,7 +26,8 @@ _VIEW_KEYS = ("rows", "columns", "values", "published_by", "published_best_of")
 _STEADY_KEYS = (
     "window", "max_rounds", "excursion_percent", "slope_percent", "precondition", "purge", "written_multiple", "time_limit",
 )
-_CONFIGURATION_EXAMPLES = {"fs": '["ext4", "xfs:-d su=64k,sw=4@noatime"]', "write_cache": '["off", "on"]',
+_CONFIGURATION_EXAMPLES = {"condition": '["fresh", "full"]', "fs": '["ext4", "xfs:-d su=64k,sw=4@noatime"]',
+                           "write_cache": '["off", "on"]',
                            "overprovision": "[0, 20, 40, 60]"}
 MAX_REPEAT = 1000
 # Labels name job files and table rows; a label longer than this is a mistake, not a name.
@@ -147,15 +149,16 @@ def _number(data: dict, key: str, default, low, high, where: str, table: str, wh
 
 
 def _configurations(data, where: str) -> Configurations:
-    """The [configurations] table: lists of the values `run --fs`, `--write-cache` and `--overprovision` take, read by
-    the same rules."""
+    """The [configurations] table: lists of the values `run --condition`, `--fs`, `--write-cache` and
+    `--overprovision` take, read by the same rules."""
     if not isinstance(data, dict) or not data:
-        raise UserError(f"{where}: configurations: must be a table of fs, write_cache or overprovision lists, e.g. "
+        raise UserError(f"{where}: configurations: must be a table of condition, fs, write_cache or overprovision "
+                        "lists, e.g. "
                         "overprovision = [0, 20, 40, 60]")
     _reject_unknown(data, tuple(_CONFIGURATION_EXAMPLES), where, "configurations")
     values = {}
     for key, given in data.items():
-        kinds = str if key == "fs" else (str, int)
+        kinds = (str, int) if key == "overprovision" else str
         if not isinstance(given, list) or not given or not all(
                 isinstance(v, kinds) and not isinstance(v, bool) for v in given):
             raise UserError(f"{where}: configurations: {key}: {brief(given)} is not a list of values, e.g. "
@@ -164,14 +167,17 @@ def _configurations(data, where: str) -> Configurations:
             if key == "fs":
                 parse_fs_specs(given)
                 values[key] = tuple(given)
+            elif key == "condition":
+                parse_conditions(",".join(map(str, given)))
+                values[key] = tuple(map(str, given))
             else:
                 parse = parse_states if key == "write_cache" else parse_levels
                 values[key] = parse(",".join(str(v) for v in given))
         except ValueError as exc:
             raise UserError(f"{where}: configurations: {key}: {exc}") from None
-    if "fs" in values and "overprovision" in values:
-        raise UserError(f"{where}: configurations: fs and overprovision: a file system spans the whole device, "
-                        "over-provisioning leaves part of it unused; give one of them")
+    if "overprovision" in values and ("fs" in values or "condition" in values):
+        raise UserError(f"{where}: configurations: overprovision leaves part of the device unused after a full "
+                        "discard, which neither a file system (fs) nor a device condition can go with; give one")
     return Configurations(**values)
 
 

@@ -1,5 +1,6 @@
 """The settings of steady and saturate suites: SNIA's steady-state criteria and the limits of the saturation search."""
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ class Configurations:
     """A suite's [configurations]: the settings it runs once per value of, as `run --fs`, `--write-cache` and
     `--overprovision` give them (an option given to `run` replaces the suite's)."""
 
+    condition: tuple[str, ...] = ()  # 'fresh', 'full:3'
     fs: tuple[str, ...] = ()
     write_cache: tuple[str, ...] = ()  # 'off', 'on'
     overprovision: tuple[int, ...] = ()  # percent of the device left unused
@@ -48,9 +50,11 @@ class Configurations:
     @property
     def count(self) -> int:
         """The runs they make: one per combination."""
-        return max(len(self.fs), 1) * max(len(self.write_cache), 1) * max(len(self.overprovision), 1)
+        lists = (self.condition, self.fs, self.write_cache, self.overprovision)
+        return math.prod(max(len(values), 1) for values in lists)
 
     def as_options(self) -> dict:
         """The run options they stand for, in the options' own syntax, by the option's name."""
-        return {"fs": self.fs, "write_cache": ",".join(self.write_cache) or None,
+        return {"condition": ",".join(self.condition) or None, "fs": self.fs,
+                "write_cache": ",".join(self.write_cache) or None,
                 "overprovision": ",".join(map(str, self.overprovision)) or None}
