@@ -11,6 +11,7 @@ import click
 
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.cli.completion import complete_run, complete_suite
+from disklab.cli.spec import spec_option
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress, quiet_progress
@@ -76,6 +77,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.option("--overprovision", metavar="PERCENT,...",
               help="With a device --target and --destroy-data: before each level discard the whole device, then use "
                    "only its first (100 - PERCENT) %, e.g. 0,20,40,60 (the overprovision suite's own levels; study M4).")
+@spec_option
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
                    "fits in it are flagged (device-cache).")
@@ -106,7 +108,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, condition, overprovision, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
+        fs, write_cache, condition, overprovision, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
         dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
@@ -222,7 +224,7 @@ def _replay(ctx) -> None:
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
-                "write_cache", "condition", "overprovision")
+                "write_cache", "condition", "overprovision", "spec")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

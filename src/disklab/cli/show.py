@@ -7,6 +7,7 @@ import click
 
 from disklab.cli.common import open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
+from disklab.cli.spec import spec_option, with_spec
 from disklab.env.registry import label_of
 from disklab.report.runs import FORMATS
 
@@ -24,13 +25,14 @@ from disklab.report.runs import FORMATS
               help="A run on many hosts (run --hosts): each host's result beside the aggregate of every test.")
 @click.option("--env", "environment", is_flag=True,
               help="Print the run's environment (host, fio, file system, disks) and its drives' SMART changes instead.")
+@spec_option
 @click.pass_context
-def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment, per_host):
+def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment, per_host, spec):
     """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
     _refuse_conflicts(output_format, output, jobfile=jobfile, series=series, env=environment, flat=flat,
                       per_host=per_host)
     with open_store(ctx) as store:
-        record = store.get_run(store.resolve_run_id(run_ref), per_host=per_host)
+        record = with_spec(store.get_run(store.resolve_run_id(run_ref), per_host=per_host), spec)
         flat = flat or per_host  # the suite's view summarises the aggregates
         outcomes, env, smart = record.outcomes, record.env, store.smart(record.info.id)
     if environment and output_format != "table":
@@ -92,8 +94,8 @@ def _refuse_conflicts(output_format: str, output: str | None, **given: bool) -> 
 
 
 def print_results(record, outcomes: dict, flat: bool = False) -> None:
-    """The suite's view (unless flat), every test, the flags, and what the schedule concluded: as `run` ends and as
-    `show` shows a stored run."""
+    """The suite's view (unless flat), every test, the flags, what the schedule concluded and what the figures say
+    (findings): as `run` ends and as `show` shows a stored run."""
     from disklab.report.table import flag_lines, run_results
     from disklab.report.views import build_view, view_table
 
@@ -107,3 +109,8 @@ def print_results(record, outcomes: dict, flat: bool = False) -> None:
     for outcome in outcomes.values():
         if isinstance(outcome, dict) and "summary" in outcome:
             stdout_console().print(outcome["summary"])
+    from disklab.analysis.findings import findings
+    from disklab.report.findings import findings_lines
+
+    for line in findings_lines(findings(record)):
+        stdout_console().print(line)

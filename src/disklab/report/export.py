@@ -5,6 +5,7 @@ import io
 import json
 from dataclasses import asdict, fields
 
+from disklab.analysis.findings import findings
 from disklab.analysis.repeats import planned_tests, repeated
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, is_pgbench_test, result_row, result_rows, summary_rows, sweep_rows,
@@ -22,8 +23,9 @@ from disklab.store.records import RunRecord
 # stdev, ci95) of IOPS and bandwidth over its repeats; tests carry `plan_index` and `attempt`. 4: `environment`
 # and `outcomes` of the run; tests carry `flags` (cache traps). 5: pgbench runs carry `sweep`, one row per client
 # count (SweepRow), and their tests' metrics are under the direction `transaction`. 6: the `view` carries `best_of`
-# (run --best-of: its cells are each test's best pass, not the mean).
-JSON_FORMAT_VERSION = 6
+# (run --best-of: its cells are each test's best pass, not the mean). 7: `findings`, what the figures say (start vs
+# end, capped tests, the spec sheet, a peak then a decline, read-share dips), each with its figures and basis.
+JSON_FORMAT_VERSION = 7
 
 
 def to_json(record: RunRecord, flat: bool = False) -> str:
@@ -46,7 +48,8 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
         for t in record.tests
     ]
     document = {"format": "disklab-run", "format_version": JSON_FORMAT_VERSION, "run": info, "tests": tests,
-                "planned": _planned(record), "environment": record.env, "outcomes": record.outcomes}
+                "planned": _planned(record), "environment": record.env, "outcomes": record.outcomes,
+                "findings": [finding.as_dict() for finding in findings(record)]}
     view = None if flat else build_view(record)
     if view:
         document["view"] = asdict(view)

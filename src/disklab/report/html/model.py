@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from disklab.analysis.compare import compare_runs
+from disklab.analysis.findings import findings
 from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
 from disklab.report.runs import ran_tests
 from disklab.report.spare_area import spare_area_table
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
@@ -43,6 +45,7 @@ class RunSection:
     tables: tuple[TableModel, ...]  # the suite's view (if it has one), then the per-test results
     environment: TableModel | None  # None: recorded by a disklab that did not record it
     notes: tuple[str, ...]  # flags on tests, what the run's schedule concluded, why it stopped
+    findings: TableModel | None = None  # what the figures say (analysis/findings.py); None: nothing found
 
 
 @dataclass(frozen=True)
@@ -148,9 +151,12 @@ def _section(record: RunRecord, label: str) -> RunSection:
     notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
     if info.error:
         notes.append(f"{info.status}: {info.error}")
+    found = findings(record)
     return RunSection(
         id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.shown_target}",
         tables=tuple(tables), environment=_environment(record, label), notes=tuple(notes),
+        findings=TableModel(f"{label} · {FINDINGS_TITLE.lower()}", FINDINGS_HEADINGS,
+                            tuple(finding_cells(f) for f in found)) if found else None,
     )
 
 
