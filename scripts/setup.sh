@@ -22,6 +22,7 @@ command -v blktrace >/dev/null || need_packages+=(blktrace)      # disklab captu
 command -v mkfs.ext4 >/dev/null || need_packages+=(e2fsprogs)    # run --fs ext4 (and the device-safety tests)
 command -v mkfs.xfs >/dev/null || need_packages+=(xfsprogs)      # run --fs xfs
 command -v mkfs.btrfs >/dev/null || need_packages+=(btrfs-progs) # run --fs btrfs
+command -v lspci >/dev/null || need_packages+=(pciutils)         # the disk controller's name (PCI ID database)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)
@@ -31,6 +32,8 @@ if [ "$purpose" = tests ]; then
   command -v ip >/dev/null || need_packages+=(iproute2)           # many-hosts tests: network namespaces
   command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
   command -v groff >/dev/null || need_packages+=(groff-base)      # the man pages' test
+  command -v sshfs >/dev/null || need_packages+=(sshfs)           # a real network target: sshfs over 127.0.0.1
+  [ -x /usr/sbin/sshd ] || need_packages+=(openssh-server)        # ... served by a private sshd
 fi
 
 if $dry_run; then

@@ -51,6 +51,23 @@ def test_env_differences_names_the_keys_that_can_explain_a_difference():
     assert env_differences({"fs_type": "ext4"}, {}) == ["file system: ext4 -> unknown"]
 
 
+def test_the_three_queues_are_named_apart_and_new_keys_explain_differences():
+    labels = [lookup(f"device.sda.{field}").label for field in ("nr_requests", "device_queue_depth", "hw_queue_depth")]
+    assert labels == ["block layer request limit (nr_requests)", "device queue depth (SCSI / SATA NCQ)",
+                      "tags per hardware queue (blk-mq nr_tags)"]
+    assert format_value("net_link_speed_mbit_per_s", 25000) == "25000 Mb/s"
+    assert format_value("device.sda.hw_queues", 8) == "8"
+    a = {"bios_version": "3.4", "device.sda.device_queue_depth": 32, "device.sda.controller_driver": "ahci",
+         "net_interface": "eth0", "net_link_speed_mbit_per_s": 25000}
+    b = {"bios_version": "3.5", "device.sda.device_queue_depth": 1, "device.sda.controller_driver": "ahci"}
+    assert env_differences(a, b) == [
+        "BIOS version: 3.4 -> 3.5",
+        "local interface to the server: eth0 -> unknown",
+        "link speed of that interface: 25000 Mb/s -> unknown",
+        "sda: device queue depth (SCSI / SATA NCQ): 32 commands -> 1 commands",
+    ]
+
+
 def _disk(sysfs: Path, name: str, number: str, **files) -> Path:
     node = sysfs / "devices" / "virtual" / "block" / name
     (node / "queue").mkdir(parents=True)
@@ -150,12 +167,13 @@ def test_file_systems_without_compression_say_none():
 def test_the_real_machine_gives_every_key_and_never_raises(tmp_path):
     env = collect_environment(str(tmp_path / "disklab.testfile"), False, "fio-3.33", ["psync"])
     for key in KEYS:
-        if key not in ("smart", "resumed_with", "declared_cache_bytes"):  # recorded by run, not collected
+        if key not in ("smart", "resumed_with", "declared_cache_bytes") and not KEYS[key].optional:  # by run
             assert key in env, key
     assert env["cpu_count"] >= 1 and env["ram_bytes"] > 0
+    assert not [key for key in env if key.startswith("net_")]  # tmp_path is local
     for disk in (env["devices"] or "").split(", "):
         if disk:
-            assert all(f"device.{disk}.{field}" in env for field in DEVICE_KEYS)
+            assert all(f"device.{disk}.{field}" in env for field, key in DEVICE_KEYS.items() if not key.optional)
 
 
 def test_a_run_without_fio_and_a_missing_directory_are_unknown(tmp_path):

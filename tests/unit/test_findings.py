@@ -3,7 +3,7 @@ without the spread or the shape they need."""
 
 import pytest
 
-from disklab.analysis.findings import findings, peak_decline, read_share_dips
+from disklab.analysis.findings import findings, limit_hit, peak_decline, read_share_dips
 from disklab.analysis.verdict import NO_VERDICT
 from disklab.fio.logs import Series, SeriesPoint
 from disklab.store.repository import Store
@@ -63,3 +63,18 @@ def test_an_imported_run_has_no_findings(store):
                        "2026-01-01T00:00:00+00:00", job(1000 * (seq + 1)), plan_index=seq)
     (ends,) = findings(store.get_run(made_here))
     assert ends.kind == "start-vs-end" and ends.verdict == NO_VERDICT, "one pass each: figures, no verdict"
+
+
+def test_throughput_at_a_links_ceiling_says_the_link_set_it(store):
+    link = {"net_link_speed_mbit_per_s": 1000}  # 125 MB/s
+    mib = 1024 * 1024
+    near = stored_run(store, [("SEQ1M read", {"bs": mib}, [job(v / mib, bs=mib) for v in (119e6, 120e6, 121e6)])],
+                      env=link)
+    (limit,) = limit_hit(near)
+    assert limit.verdict == "limited by the 1,000 Mb/s network link" and "96% of" in limit.statement
+    assert [f.value for f in limit.figures] == [pytest.approx(120), 125]
+    far = stored_run(store, [("SEQ1M read", {"bs": mib}, [job(v / mib, bs=mib) for v in (59e6, 60e6, 61e6)])],
+                     env=link)
+    assert limit_hit(far) == []
+    single = stored_run(store, [("SEQ1M read", {"bs": mib}, [job(120e6 / mib, bs=mib)])], env=link)
+    assert limit_hit(single)[0].verdict == NO_VERDICT

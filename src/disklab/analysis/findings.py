@@ -17,12 +17,14 @@ from disklab.analysis.stats import Summary, summarize
 from disklab.analysis.verdict import (
     BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, NO_VERDICT, WORSE, judge, ratio,
 )
+from disklab.analysis.traps import CEILING_MARGIN, ceilings
 from disklab.analysis.withheld import withheld_reason
 from disklab.plan.build import PRECONDITION_GROUP, sequential_job_slice
 from disklab.store.records import RunRecord, StoredTest
 from disklab.suite.model import TestSpec
 
 COVERED_SHARE = 0.99  # a capped test that moved less than this share of its region's bytes did not cover it
+CEILING_NEAR = 0.9  # throughput at this share of a ceiling or more (up to the flag's margin): the link set it
 PEAK_SHARE = 0.1  # the first tenth of a time series is its start; its second half, where it settled
 SPEC_READS = (("sequential", "read", "mb_per_s", "seq_read_mb_per_s"), ("sequential", "write", "mb_per_s",
               "seq_write_mb_per_s"), ("random", "read", "iops", "rand_read_iops"),
@@ -73,7 +75,7 @@ def findings(record: RunRecord, spec: Spec | None = None,
     if spec is None and isinstance(recorded, dict):
         spec = Spec(**recorded)
     return [*start_vs_end(record, tolerance_percent), *capped(record), *spec_check(record, spec),
-            *peak_decline(record, tolerance_percent), *read_share_dips(record, tolerance_percent)]
+            *limit_hit(record), *peak_decline(record, tolerance_percent), *read_share_dips(record, tolerance_percent)]
 
 
 def _unit(metric: str) -> str:
@@ -198,6 +200,30 @@ def spec_check(record: RunRecord, spec: Spec | None) -> list[Finding]:
             f"{pattern} {direction}: {best.mean:,.0f} {_unit(metric_name)} measured vs {rated:,.0f} rated for "
             f"{spec.name} ({share:.0%}): {verdict}", verdict, basis,
             (Figure("measured", best.mean, _unit(metric_name)), Figure("rated", rated, _unit(metric_name)))))
+    return found
+
+
+def limit_hit(record: RunRecord) -> list[Finding]:
+    """Tests whose throughput reached a ceiling (M4: results near the 25 GbE line): that link, not the drive, set the
+    figure. Beyond the ceiling is a cache (the beyond-interface flag), not a finding about the link."""
+    limits = ceilings(record.env)
+    found = []
+    for unit in planned_units(record).values():
+        sample = summarize([sum(m.bw_bytes_per_s for m in test.metrics) for test in unit.tests])
+        for name, ceiling in limits:
+            if not CEILING_NEAR * ceiling <= sample.mean <= CEILING_MARGIN * ceiling:
+                continue
+            if sample.n < 2:
+                verdict, basis = NO_VERDICT, "a single pass: no spread measured (run with the default passes)"
+            elif sample.mean - (sample.ci95_half_width or 0) >= CEILING_NEAR * ceiling:
+                verdict, basis = f"limited by {name}", f"the 95 % interval of n = {sample.n} lies above " \
+                    f"{CEILING_NEAR:.0%} of the ceiling"
+            else:
+                verdict, basis = "cannot tell", f"the 95 % interval of n = {sample.n} reaches below {CEILING_NEAR:.0%}"
+            found.append(Finding(
+                "limit", unit.label, f"{sample.mean / 1e6:,.0f} MB/s is {sample.mean / ceiling:.0%} of {name}'s "
+                f"{ceiling / 1e6:,.0f} MB/s: {verdict}", verdict, basis,
+                (Figure("measured", sample.mean / 1e6, "MB/s"), Figure("ceiling", ceiling / 1e6, "MB/s"))))
     return found
 
 

@@ -19,6 +19,7 @@ from disklab.units import format_size
 BUFFERED_FACTOR = 3.0
 # fio's bandwidth can overshoot a link by a little (rounding, ramp edges); beyond this it cannot be the device.
 CEILING_MARGIN = 1.1
+INTERFACE = "the device's interface"
 
 
 def cache_traps(test: TestSpec, job: JobResult, env: dict, earlier: Sequence[tuple[TestSpec, JobResult]]) -> list[tuple[str, str]]:
@@ -74,12 +75,25 @@ def _device_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
                              "controller cache declared with --cache: the cache, not the media, can serve this")]
 
 
+def ceilings(env: dict) -> list[tuple[str, float]]:
+    """What can carry at most so many bytes/s between fio and the data: the disks' interfaces (their sum: several
+    disks of a RAID or a pool), and the network link to a network target's server."""
+    found = []
+    interfaces = [v for k, v in env.items()
+                  if k.startswith(DEVICE_PREFIX) and k.endswith(".interface_ceiling_bytes_per_s") and v]
+    if interfaces:
+        found.append((INTERFACE, float(sum(interfaces))))
+    link = env.get("net_link_speed_mbit_per_s")
+    if link:
+        found.append((f"the {link:,} Mb/s network link", link * 1e6 / 8))
+    return found
+
+
 def _beyond_interface(job: JobResult, env: dict) -> list[tuple[str, str]]:
-    ceilings = [v for k, v in env.items()
-                if k.startswith(DEVICE_PREFIX) and k.endswith(".interface_ceiling_bytes_per_s") and v]
-    if not ceilings:
+    interface = [ceiling for name, ceiling in ceilings(env) if name == INTERFACE]
+    if not interface:
         return []
-    ceiling = sum(ceilings)  # several disks (RAID, btrfs, ZFS) can carry at most the sum of their links
+    ceiling = interface[0]
     total = sum(d.bw_bytes_per_s for d in job.directions)
     if total <= ceiling * CEILING_MARGIN:
         return []

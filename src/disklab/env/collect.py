@@ -11,9 +11,11 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
+from disklab.env.hardware import collect_board, collect_controller, collect_queues
+from disklab.env.network import collect_network
+from disklab.env.readers import read_file, run_quietly, to_int
 from disklab.env.registry import device_key
 from disklab.env.where import where_on
 from disklab.system.host import host_identity
@@ -34,7 +36,8 @@ _LOOP_DEPTH = 8
 def collect_environment(target_path: str, target_is_device: bool, fio_version: str | None, engines: list[str],
                         *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
     """Everything a run records about its machine and its target; fio's version as fio gave it (None: fio not used)."""
-    env = {**collect_host(proc), "fio_version": fio_version or None, "fio_engines": ", ".join(sorted(engines)) or None}
+    env = {**collect_host(proc), **collect_board(sysfs),
+           "fio_version": fio_version or None, "fio_engines": ", ".join(sorted(engines)) or None}
     return {**env, **collect_target(target_path, target_is_device, sysfs=sysfs, proc=proc)}
 
 
@@ -45,7 +48,7 @@ def collect_target(target_path: str, target_is_device: bool, *, sysfs: str = "/s
         mount, number = None, _device_number_of_node(target_path)
     else:
         mount, number = _mount_and_number(target_path, proc)
-    env = collect_filesystem(mount)
+    env = {**collect_filesystem(mount), **collect_network(mount, sysfs)}
     disks, layout = underlying_disks(number, mount, sysfs)
     env["devices"] = ", ".join(disks) if disks else None
     env["layout"] = "; ".join(layout) if layout else "none"
@@ -58,13 +61,13 @@ def collect_target(target_path: str, target_is_device: bool, *, sysfs: str = "/s
 
 def collect_host(proc: str = "/proc") -> dict:
     cpu_model = None
-    for line in _read(Path(proc) / "cpuinfo", "").splitlines():
+    for line in read_file(Path(proc) / "cpuinfo", "").splitlines():
         name, _, value = line.partition(":")
         if name.strip() in ("model name", "Model", "cpu model"):
             cpu_model = value.strip()
             break
     ram = None
-    match = re.search(r"^MemTotal:\s+(\d+) kB", _read(Path(proc) / "meminfo", ""), re.MULTILINE)
+    match = re.search(r"^MemTotal:\s+(\d+) kB", read_file(Path(proc) / "meminfo", ""), re.MULTILINE)
     if match:
         ram = int(match.group(1)) * 1024
     return {
@@ -98,7 +101,7 @@ def compression_of(mount: Mount) -> str | None:
     if mount.fs_type == "zfs":
         if shutil.which("zfs") is None:
             return None
-        text = _command(["zfs", "get", "-H", "-o", "property,value", "compression,dedup", mount.source])
+        text = run_quietly(["zfs", "get", "-H", "-o", "property,value", "compression,dedup", mount.source])
         if not text:
             return None
         active = [f"{p}={v}" for p, v in (line.split("\t", 1) for line in text.splitlines() if "\t" in line)
@@ -114,27 +117,29 @@ def collect_device(name: str, sysfs: str = "/sys", proc: str = "/proc") -> dict:
     block = Path(sysfs) / "block" / name
     queue = block / "queue"
     device = block / "device"
-    scheduler = _read(queue / "scheduler")
+    scheduler = read_file(queue / "scheduler")
     if scheduler:
         chosen = re.search(r"\[([^\]]+)\]", scheduler)
         scheduler = chosen.group(1) if chosen else scheduler
-    size = _int(_read(block / "size"))
-    rotational = _int(_read(queue / "rotational"))
+    size = to_int(read_file(block / "size"))
+    rotational = to_int(read_file(queue / "rotational"))
     interface, ceiling = _interface(name, block)
     facts = {
-        "model": _read(device / "model"),
-        "serial": _read(device / "serial") or _read(block / "serial") or _read(device / "vpd_pg80", None),
-        "firmware": _read(device / "firmware_rev") or _read(device / "rev"),
+        "model": read_file(device / "model"),
+        "serial": read_file(device / "serial") or read_file(block / "serial") or read_file(device / "vpd_pg80", None),
+        "firmware": read_file(device / "firmware_rev") or read_file(device / "rev"),
         "size_bytes": None if size is None else size * 512,
         "rotational": None if rotational is None else rotational == 1,
-        "logical_block_size": _int(_read(queue / "logical_block_size")),
-        "physical_block_size": _int(_read(queue / "physical_block_size")),
+        "logical_block_size": to_int(read_file(queue / "logical_block_size")),
+        "physical_block_size": to_int(read_file(queue / "physical_block_size")),
         "scheduler": scheduler,
-        "nr_requests": _int(_read(queue / "nr_requests")),
-        "write_cache": _read(queue / "write_cache"),
+        "nr_requests": to_int(read_file(queue / "nr_requests")),
+        "write_cache": read_file(queue / "write_cache"),
         "interface": interface,
         "interface_ceiling_bytes_per_s": ceiling,
         "ram_backing": ram_backing(name, sysfs, proc),
+        **collect_queues(name, sysfs),
+        **collect_controller(name, sysfs),
     }
     if facts["serial"] and not facts["serial"].isprintable():
         facts["serial"] = None
@@ -183,7 +188,7 @@ def ram_backing(name: str, sysfs: str = "/sys", proc: str = "/proc", depth: int 
     """'none', what keeps a whole disk's data in RAM, or None when that cannot be told (e.g. a loop device whose
     file is out of reach). The driver comes from the kernel's own list of block majors, not from the name."""
     block = Path(sysfs) / "block" / name
-    major = _int((_read(block / "dev") or "").partition(":")[0])
+    major = to_int((read_file(block / "dev") or "").partition(":")[0])
     drivers = _block_drivers(proc)
     if major is None or not drivers:
         return None
@@ -212,7 +217,7 @@ def _number_of(mount: Mount) -> tuple[int, int]:
 
 def _block_drivers(proc: str) -> dict[int, str]:
     """Block majors and the drivers that registered them, from /proc/devices."""
-    _, _, block = (_read(Path(proc) / "devices", "") or "").partition("Block devices:")
+    _, _, block = (read_file(Path(proc) / "devices", "") or "").partition("Block devices:")
     drivers = {}
     for line in block.splitlines():
         major, _, driver = line.strip().partition(" ")
@@ -223,7 +228,7 @@ def _block_drivers(proc: str) -> dict[int, str]:
 
 def _loop_backing(block: Path, sysfs: str, proc: str, depth: int) -> str | None:
     """A loop device is held in RAM when its file is: on tmpfs or ramfs, or on a disk that is itself in RAM."""
-    backing = _read(block / "loop" / "backing_file")
+    backing = read_file(block / "loop" / "backing_file")
     if backing is None or depth >= _LOOP_DEPTH:
         return None
     # A file deleted since it was attached, or one in another mount namespace, still lies under its path's mount.
@@ -245,7 +250,7 @@ def _pmem_provider(block: Path) -> str | None:
     """The provider of the NVDIMM bus a pmem disk sits on ("e820", "ACPI.NFIT" ...), if it sits on one."""
     for parent in block.resolve().parents:
         if parent.name.startswith("ndbus"):
-            return _read(parent / "provider")
+            return read_file(parent / "provider")
     return None
 
 
@@ -258,11 +263,11 @@ def _device_number_of_node(path: str) -> tuple[int, int] | None:
 
 
 def _layer(node: Path, slaves: list[str]) -> str:
-    level = _read(node / "md" / "level")
+    level = read_file(node / "md" / "level")
     if level:
         return f"md {node.name} {level} over {', '.join(slaves)}"
-    uuid = _read(node / "dm" / "uuid") or ""
-    name = _read(node / "dm" / "name") or node.name
+    uuid = read_file(node / "dm" / "uuid") or ""
+    name = read_file(node / "dm" / "name") or node.name
     kind = "LVM" if uuid.startswith("LVM-") else "dm-crypt" if uuid.startswith("CRYPT-") else "device-mapper"
     return f"{kind} {name} over {', '.join(slaves)}"
 
@@ -283,7 +288,7 @@ def _btrfs_fsid(mount: Mount, sysfs: str) -> str | None:
 def _zpool_devices(pool: str, sysfs: str) -> list[Path]:
     if shutil.which("zpool") is None:
         return []
-    text = _command(["zpool", "list", "-v", "-H", "-P", pool]) or ""
+    text = run_quietly(["zpool", "list", "-v", "-H", "-P", pool]) or ""
     found = []
     for line in text.splitlines():
         path = line.strip().split("\t")[0].strip()
@@ -298,8 +303,8 @@ def _interface(name: str, block: Path) -> tuple[str | None, float | None]:
     """The link the disk hangs on and the most it can carry, where sysfs tells (NVMe over PCIe); else unknown."""
     if name.startswith("nvme"):
         controller = block / "device" / "device"
-        speed = _read(controller / "current_link_speed")
-        width = _int(_read(controller / "current_link_width"))
+        speed = read_file(controller / "current_link_speed")
+        width = to_int(read_file(controller / "current_link_width"))
         match = re.match(r"([\d.]+)\s*GT/s", speed or "")
         if match and width:
             lane = _PCIE_LANE_BYTES_PER_S.get(float(match.group(1)))
@@ -314,33 +319,10 @@ def _interface(name: str, block: Path) -> tuple[str | None, float | None]:
 
 def _os_release() -> str | None:
     for path in ("/etc/os-release", "/usr/lib/os-release"):
-        text = _read(Path(path))
+        text = read_file(Path(path))
         if text:
             fields = dict(
                 (k, v.strip().strip('"')) for k, _, v in (line.partition("=") for line in text.splitlines()) if k
             )
             return fields.get("PRETTY_NAME") or fields.get("NAME")
     return None
-
-
-def _read(path: Path, default: str | None = None) -> str | None:
-    try:
-        text = path.read_text(errors="replace").strip()
-    except OSError:
-        return default
-    return text or default
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return None if text is None else int(text)
-    except ValueError:
-        return None
-
-
-def _command(argv: list[str]) -> str | None:
-    try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout if result.returncode == 0 else None

@@ -42,6 +42,8 @@ class EnvKey:
     formatter: Callable[[object], str] = _text
     # Keys that may explain why two runs' figures differ; env_differences() compares them.
     explains_difference: bool = False
+    # Recorded only where it applies (a network target, a disk on a PCI controller ...), else absent.
+    optional: bool = False
 
 
 _KEYS = (
@@ -51,6 +53,15 @@ _KEYS = (
     EnvKey("cpu_model", "CPU model", str),
     EnvKey("cpu_count", "CPUs", int, "logical CPUs"),
     EnvKey("ram_bytes", "RAM", int, "bytes", _bytes),
+    # DMI (/sys/class/dmi/id), never its serial numbers or UUIDs; unknown on machines without DMI.
+    EnvKey("sys_vendor", "system vendor", str),
+    EnvKey("product_name", "system model", str, explains_difference=True),
+    EnvKey("board_vendor", "mainboard vendor", str),
+    EnvKey("board_name", "mainboard", str, explains_difference=True),
+    EnvKey("board_version", "mainboard version", str),
+    EnvKey("bios_vendor", "BIOS vendor", str),
+    EnvKey("bios_version", "BIOS version", str, explains_difference=True),
+    EnvKey("bios_date", "BIOS date", str),
     EnvKey("fio_version", "fio version", str, explains_difference=True),
     EnvKey("fio_engines", "fio engine(s)", str, explains_difference=True),
     EnvKey("fs_type", "file system", str, explains_difference=True),
@@ -58,6 +69,18 @@ _KEYS = (
     EnvKey("fs_source", "file system source", str),
     EnvKey("fs_mount_options", "mount options", str, explains_difference=True),
     EnvKey("fs_compression", "compression / dedup", str, explains_difference=True),
+    # Only for a target on a network file system (env/network.py): the path its data takes.
+    EnvKey("net_server", "network server", str, optional=True),
+    EnvKey("net_protocol", "network protocol", str, explains_difference=True, optional=True),
+    EnvKey("net_transport", "network transport", str, explains_difference=True, optional=True),
+    EnvKey("net_rsize_bytes", "largest read per request (rsize)", int, "bytes",
+           explains_difference=True, optional=True),
+    EnvKey("net_wsize_bytes", "largest write per request (wsize)", int, "bytes",
+           explains_difference=True, optional=True),
+    EnvKey("net_interface", "local interface to the server", str, explains_difference=True, optional=True),
+    EnvKey("net_link_speed_mbit_per_s", "link speed of that interface", int, "Mb/s",
+           explains_difference=True, optional=True),
+    EnvKey("net_mtu_bytes", "MTU of that interface", int, "bytes", explains_difference=True, optional=True),
     EnvKey("devices", "disks under the target", str),
     # One line naming the block device, model, file system and mount (env/where.py): what the run measured.
     EnvKey("target_on", "disk under test", str),
@@ -78,10 +101,23 @@ _DEVICE_KEYS = (
     EnvKey("logical_block_size", "logical sector", int, "bytes"),
     EnvKey("physical_block_size", "physical sector", int, "bytes"),
     EnvKey("scheduler", "I/O scheduler", str, explains_difference=True),
-    EnvKey("nr_requests", "queue depth (nr_requests)", int, "requests"),
+    # Three queues not to confuse: the block layer's request limit, the device's own (SCSI / SATA NCQ) queue depth,
+    # and blk-mq's hardware queues (NVMe: one per CPU or so) with the tags each allows in flight.
+    EnvKey("nr_requests", "block layer request limit (nr_requests)", int, "requests"),
+    EnvKey("device_queue_depth", "device queue depth (SCSI / SATA NCQ)", int, "commands",
+           explains_difference=True, optional=True),
+    EnvKey("hw_queues", "hardware queues (blk-mq)", int, "", explains_difference=True, optional=True),
+    EnvKey("hw_queue_depth", "tags per hardware queue (blk-mq nr_tags)", int, "requests",
+           explains_difference=True, optional=True),
     EnvKey("write_cache", "write cache", str, explains_difference=True),
     EnvKey("interface", "interface", str, explains_difference=True),
     EnvKey("interface_ceiling_bytes_per_s", "interface ceiling", float, "bytes/s", _rate),
+    # The PCI function the disk hangs on (env/hardware.py); absent for disks with none (loop, zram ...).
+    EnvKey("controller_name", "controller", str, explains_difference=True, optional=True),
+    EnvKey("controller_pci_id", "controller PCI vendor:device", str, optional=True),
+    EnvKey("controller_pci_slot", "controller PCI slot", str, optional=True),
+    EnvKey("controller_driver", "controller driver", str, explains_difference=True, optional=True),
+    EnvKey("controller_firmware", "controller firmware", str, explains_difference=True, optional=True),
     # "none", or what keeps the device's data in RAM (zram, brd, a loop device over a file on tmpfs ...).
     EnvKey("ram_backing", "held in RAM", str, explains_difference=True),
 )

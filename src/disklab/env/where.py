@@ -4,12 +4,9 @@ header and the stored run (`target_on`) say the same."""
 
 from __future__ import annotations
 
+from disklab.env.network import NETWORK_FS_TYPES
 from disklab.env.registry import device_key
 from disklab.targets.mounts import MEMORY_FS_TYPES
-
-# File systems served over a network: their disks are another machine's.
-NETWORK_FS_TYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse.glusterfs", "afs",
-                              "lustre", "beegfs", "gpfs", "fuse.sshfs"})
 
 
 def where_on(env: dict, device_path: str | None = None, contents: str | None = None) -> str:
