@@ -206,6 +206,7 @@ def test_missing_server_binaries_say_how_to_install_them(disklab: Disklab, targe
 def test_a_port_taken_before_the_server_binds_it_is_given_up_for_another(target: Path, monkeypatch):
     from disklab.database import postgres
     from disklab.database.pgbench import query
+    from disklab.database.placement import Placement
 
     sockets = socket_dirs()
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
@@ -215,7 +216,7 @@ def test_a_port_taken_before_the_server_binds_it_is_given_up_for_another(target:
         offered = iter([taken_port])
         free_port = postgres.free_port
         monkeypatch.setattr(postgres, "free_port", lambda: next(offered, None) or free_port())
-        with postgres.private_server(target, (), max_clients=1) as server:
+        with postgres.private_server(Placement(target), (), max_clients=1) as server:
             assert server.port != taken_port and query(server, "SHOW port") == [[str(server.port)]]
     assert_cleaned_up(target, sockets)
 

@@ -55,6 +55,7 @@ def test_a_replay_removes_the_iolog_folder_a_killed_replay_left() -> None:
 def test_doctor_lists_and_removes_leftovers(tmp_path: Path, monkeypatch) -> None:
     # Folders of their own: another disklab running beside the test sweeps the shared ones too.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where a killed pgbench --tablespace-only run's cluster is looked for
     (tmp_path / "var").mkdir()
     monkeypatch.setattr("disklab.trace.leftovers.replay_parent", lambda: tmp_path / "var")
     fio_folder = tmp_path / f"{FOLDER_PREFIX}{dead_pid()}-xyz"

@@ -15,7 +15,8 @@ from disklab.database.benchmark import PgbenchOverrides, whole_scale
 from disklab.system.cpu import cpu_use, read_cpu_times
 from disklab.database.pgbench import plan_steps
 from disklab.database.pgbench_output import parse_progress, parse_summary, percentiles_ns, transaction_latencies_us
-from disklab.database.postgres import remove_stale_clusters, summarise_log
+from disklab.database.leftovers import remove_stale_clusters
+from disklab.database.postgres import summarise_log
 from disklab.suite.pgbench import KEYS, parse_pg_set
 from disklab.errors import DatabaseError, UserError
 from disklab.suite.loader import load_suite, parse_suite
@@ -125,6 +126,7 @@ def invoke(*args, tmp_path):
         (["run", "quick", "--scale", "10", "--dry-run"], "a factor above 0 and at most 1"),
         (["run", "quick", "--clients", "1,2", "--dry-run"], "--clients: only for pgbench suites"),
         (["run", "quick", "--keep-cluster", "--dry-run"], "--keep-cluster: only for pgbench suites"),
+        (["run", "quick", "--tablespace-only", "--dry-run"], "--tablespace-only: only for pgbench suites"),
     ],
 )
 def test_options_are_checked_against_the_suites_kind(args, message, tmp_path):
@@ -195,7 +197,8 @@ def test_a_server_that_did_not_start_is_summarised_by_its_log():
     assert summary.endswith('configuration file "/tmp/pgcap/data/postgresql.conf" contains errors')
 
 
-def test_a_stale_cluster_of_a_dead_process_is_removed_and_others_are_kept(tmp_path):
+def test_a_stale_cluster_of_a_dead_process_is_removed_and_others_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where --tablespace-only's clusters lie, swept too
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     host = socket.gethostname()
     stale = tmp_path / f"disklab-{host}-{dead.stdout.strip()}.pgcluster"
@@ -206,5 +209,5 @@ def test_a_stale_cluster_of_a_dead_process_is_removed_and_others_are_kept(tmp_pa
         (folder / "data").mkdir(parents=True)
     # a pid file whose process is not a server of this folder (a recycled pid): nothing is signalled
     (stale / "data" / "postmaster.pid").write_text(f"{os.getpid()}\n{stale / 'data'}\n")
-    assert remove_stale_clusters(tmp_path) == [str(stale)]
+    assert remove_stale_clusters(tmp_path) == [f"a PostgreSQL cluster left by a killed run: {stale}"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, kept, other_host))

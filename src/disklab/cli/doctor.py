@@ -5,6 +5,7 @@ from rich.table import Table
 from rich.text import Text
 
 from disklab.cli.common import stdout_console
+from disklab.database.leftovers import cluster_leftovers
 from disklab.env.doctor import run_checks
 from disklab.store.db import default_store_path
 
@@ -16,7 +17,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 @click.pass_context
 def doctor(ctx, target):
     """Check fio, its engines, direct I/O on a target and the results store."""
-    checks = run_checks(target, ctx.obj["db"] or default_store_path())
+    checks = run_checks(target, ctx.obj["db"] or default_store_path(), cluster_leftovers)
     table = Table()
     for heading in ("Check", "Status", "Detail"):
         table.add_column(heading)

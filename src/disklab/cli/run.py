@@ -89,7 +89,11 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.option("--pg-set", multiple=True, callback=converter(lambda values: tuple(parse_pg_set(v) for v in values)),
               help="pgbench suites: a postgresql.conf setting of the private server, NAME=VALUE (repeatable).")
 @click.option("--keep-cluster", is_flag=True,
-              help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster.")
+              help="pgbench suites: keep the PostgreSQL cluster (stopped) for inspection, as disklab-runN.pgcluster "
+                   "(with --tablespace-only: off the target, its tablespace as disklab-runN.pgtablespace on it).")
+@click.option("--tablespace-only", is_flag=True,
+              help="pgbench suites: only a tablespace (tables and indexes) on the target, the cluster with its WAL "
+                   "and catalog in $TMPDIR (else /var/tmp), which must be on another disk; as the SSD review (M3) did.")
 @click.option("--trace", help="With 'replay' as SUITE: the trace to replay (from 'disklab capture' or 'disklab trace "
                                 "import'); a trace with writes is a writing test.")
 @click.option("--speed", help="replay: the trace's own timing (1x, the default), a factor of it (2x, 0.5x), or max "
@@ -108,8 +112,8 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, condition, overprovision, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set, keep_cluster, trace, speed, wrap, fio_folder,
-        dry_run, name, quiet, output_format, new_file):
+        fs, write_cache, condition, overprovision, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
+        keep_cluster, tablespace_only, trace, speed, wrap, fio_folder, dry_run, name, quiet, output_format, new_file):
     """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
     if suite == REPLAY_SUITE:
         _replay(ctx)
@@ -122,7 +126,8 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if loaded.pgbench is not None:
         from disklab.cli.run_pgbench import run_pgbench  # PostgreSQL's modules load only for pgbench suites
 
-        run_pgbench(ctx, loaded, target, overrides.scale, clients, transactions, time_s, pg_set, keep_cluster, dry_run)
+        run_pgbench(ctx, loaded, target, overrides.scale, clients, transactions, time_s, pg_set, keep_cluster,
+                    tablespace_only, dry_run)
         return
     if force and not destroy_data:
         raise click.UsageError("--force only widens --destroy-data (to write over a file system or partition table "
@@ -221,7 +226,7 @@ def _replay(ctx) -> None:
     run_replay(ctx, ctx.params, given, say, progress, _print_plan, show_finished)
 
 
-_PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster")
+_PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster", "tablespace_only")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
                 "write_cache", "condition", "overprovision", "spec")
@@ -253,7 +258,8 @@ def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Ove
         given = [flag(name) for name in overrides.replacements()] + given_options(_FIO_OPTIONS)
         if given:
             raise UserError(f"{', '.join(given)}: not for suite {suite.name!r}, which runs pgbench; its options "
-                            "are --scale, --clients, --transactions, --time, --pg-set and --keep-cluster")
+                            "are --scale, --clients, --transactions, --time, --pg-set, --keep-cluster and "
+                            "--tablespace-only")
     else:
         given = given_options(_PGBENCH_OPTIONS)
         if given:

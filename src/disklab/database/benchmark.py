@@ -4,11 +4,11 @@ stored the moment it finishes; the server stopped and its cluster removed whatev
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from disklab.analysis.traps import memory_target
 from disklab.database.pgbench import Initialised, Step, StepResult, initialise, run_step, server_settings
-from disklab.database.postgres import EXTRA_CONNECTIONS, Server, kept_cluster_name, private_server
+from disklab.database.placement import Placement
+from disklab.database.postgres import EXTRA_CONNECTIONS, Server, private_server
 from disklab.suite.pgbench import PgbenchSettings
 from disklab.errors import UserError
 from disklab.fio.logs import Series, SeriesPoint
@@ -65,20 +65,21 @@ def whole_scale(scale: float) -> int:
 
 
 def run_database_benchmark(
-    store: Store, run_id: int, settings: PgbenchSettings, steps: tuple[Step, ...], target_dir: Path,
+    store: Store, run_id: int, settings: PgbenchSettings, steps: tuple[Step, ...], placement: Placement,
     keep_cluster: bool, say: Callable[[str], None], show_progress: Callable[[str], None],
 ) -> dict:
     """Returns the run's pgbench outcome (also stored, step by step, as run outcome 'pgbench').
 
     `say` prints a line; `show_progress` replaces the last progress line (pgbench's report of every second).
     """
-    keep_as = kept_cluster_name(run_id) if keep_cluster else None
+    keep_run = run_id if keep_cluster else None
     env = store.run_values("run_env", run_id)
-    with private_server(target_dir, settings.settings, max(s.clients for s in steps), keep_as) as server:
+    with private_server(placement, settings.settings, max(s.clients for s in steps), keep_run) as server:
         for deviation in server.deviations:
             say(f"note: {deviation}")
-        say(f"PostgreSQL {server.binaries.version} on {server.folder} (port {server.port}); loading pgbench's data "
-            f"set at scale {settings.scale}")
+        where = "" if placement.tablespace is None else f", its tablespace {placement.tablespace}"
+        say(f"PostgreSQL {server.binaries.version} on {server.folder}{where} (port {server.port}); loading pgbench's "
+            f"data set at scale {settings.scale}")
         initialised = initialise(server, settings.scale)
         outcome = _outcome(server, settings, initialised)
         if outcome["data_set"]["below_ram_multiple"]:
@@ -97,8 +98,9 @@ def run_database_benchmark(
                 store.add_flag(test_id, "page-cache", outcome["data_set"]["warning"])
             outcome["steps"][str(step.clients)] = step_figures(result)
             store.set_run_values("run_outcomes", run_id, {OUTCOME_KEY: outcome})
-    if keep_as:
-        say(f"cluster kept (server stopped): {target_dir / keep_as}")
+    if keep_run is not None:
+        for line in placement.kept_lines(run_id):
+            say(line)
     return outcome
 
 
@@ -113,8 +115,12 @@ def _outcome(server: Server, settings: PgbenchSettings, initialised: Initialised
                f"use --scale {fitting_scale} or more")
     return {
         "summary": (f"pgbench: PostgreSQL {server.binaries.version}, scale {settings.scale}, data set "
-                    f"{size / 1e6:,.0f} MB ({size / ram:.2f}x RAM), loaded in {initialised.seconds:.1f} s"
-                    + "".join(f"; {d}" for d in server.deviations)),
+                    f"{size / 1e6:,.0f} MB ({size / ram:.2f}x RAM), loaded in {initialised.seconds:.1f} s; "
+                    f"{server.placement.description()}" + "".join(f"; {d}" for d in server.deviations)),
+        "placement": {"tablespace_only": server.placement.off_target is not None,
+                      "on_target": str(server.placement.on_target),
+                      "off_target": None if server.placement.off_target is None else str(server.folder),
+                      "off_target_disks": list(server.placement.off_target_disks)},
         "postgresql_version": server.binaries.version,
         "server_settings": server_settings(server, tuple(name for name, _ in settings.settings)),
         "settings_changed": dict(settings.settings),

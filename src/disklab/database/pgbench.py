@@ -13,6 +13,7 @@ from disklab.system.cpu import CpuUse, cpu_use, read_cpu_times
 from disklab.database.pgbench_output import (
     PgbenchSummary, ProgressPoint, parse_progress, parse_summary, percentiles_ns, transaction_latencies_us,
 )
+from disklab.database.placement import TABLESPACE
 from disklab.database.postgres import Server, credentials, disk_full, run_tool, tool_environment
 from disklab.suite.pgbench import PgbenchSettings
 from disklab.errors import DatabaseError
@@ -94,14 +95,21 @@ class Initialised:
 
 
 def initialise(server: Server, scale: int) -> Initialised:
-    """`pgbench -i -s S`: the tables loaded, vacuumed and indexed."""
+    """`pgbench -i -s S`: the tables loaded, vacuumed and indexed; with --tablespace-only, in the tablespace on the
+    target."""
     started = time.monotonic()
-    code, stdout, stderr = _run(server, ["pgbench", "-i", "-q", "-s", str(scale), *server.connection_args()])
+    placed = []
+    if server.placement.tablespace is not None:
+        location = str(server.placement.tablespace).replace("'", "''")
+        query(server, f"CREATE TABLESPACE {TABLESPACE} LOCATION '{location}'")
+        placed = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"]
+    code, stdout, stderr = _run(server, ["pgbench", "-i", "-q", "-s", str(scale), *placed, *server.connection_args()])
     if code != 0:
         output = stdout + stderr
         if disk_full(output):
-            raise DatabaseError(f"the target is full: loading pgbench's data set at scale {scale} ran out of space "
-                                f"in {server.folder.parent} ({_error_line(output)}); use a smaller --scale")
+            where, folder = server.placement.out_of_space(output)
+            raise DatabaseError(f"{where} is full: loading pgbench's data set at scale {scale} ran out of space "
+                                f"in {folder} ({_error_line(output)}); use a smaller --scale")
         raise DatabaseError(f"pgbench -i failed (exit {code}): {_error_line(output)}")
     seconds = time.monotonic() - started
     size = query(server, "SELECT pg_database_size(current_database())")
@@ -120,8 +128,9 @@ def run_step(server: Server, step: Step, on_progress: Callable[[ProgressPoint], 
         code, stdout, stderr = _run(server, arguments, Path(folder), on_progress)
         cpu = cpu_use(before, read_cpu_times())
         if code != 0:
-            what = "the target is full" if disk_full(stderr + stdout) else "failed"
-            raise DatabaseError(f"pgbench with {step.clients} clients {what} (exit {code}): {_error_line(stderr + stdout)}")
+            output = stderr + stdout
+            what = f"{server.placement.out_of_space(output)[0]} is full" if disk_full(output) else "failed"
+            raise DatabaseError(f"pgbench with {step.clients} clients {what} (exit {code}): {_error_line(output)}")
         latencies: list[int] = []
         for log in sorted(Path(folder).glob(f"{_LOG_PREFIX}.*")):
             latencies += transaction_latencies_us(log.read_text())[0]
@@ -151,7 +160,9 @@ def _run(server: Server, arguments: list[str], cwd: Path | None = None,
          on_progress: Callable[[ProgressPoint], None] | None = None) -> tuple[int, str, str]:
     """pgbench in its own session (Ctrl-C reaches disklab only, which stops it), dying with disklab; its progress
     lines handed on as they come."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.NamedTemporaryFile("w") as err, open(err.name) as err_reader:
+    # Its output beside the socket: the clean-up of a killed run removes that folder, never a file in $TMPDIR.
+    with tempfile.TemporaryFile("w+", dir=server.socket_dir) as out, \
+            tempfile.NamedTemporaryFile("w", dir=server.socket_dir) as err, open(err.name) as err_reader:
         process = subprocess.Popen(
             [server.binaries.tool(arguments[0]), *arguments[1:]], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
             cwd=cwd or server.folder, env=tool_environment(server.user), start_new_session=True,

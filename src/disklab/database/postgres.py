@@ -1,6 +1,7 @@
-"""A private PostgreSQL cluster on the disk under test: made, started, stopped and removed by disklab alone.
+"""A private PostgreSQL cluster for the disk under test: made, started, stopped and removed by disklab alone.
 
-The cluster lives in `disklab-HOST-PID.pgcluster` in the target directory (data and WAL both there), listens on
+The cluster lives in `disklab-HOST-PID.pgcluster` in the target directory (data and WAL both there) or, with
+--tablespace-only, off the target with only a tablespace on it (database/placement.py). It listens on
 127.0.0.1 at a free port and on a socket in a private temporary directory, and lets in only its own OS user (peer
 authentication on the socket, TCP rejected). As root it runs as the `postgres` system user, or `nobody`. An
 existing cluster or the system's PostgreSQL service is never looked at.
@@ -19,16 +20,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from disklab.database.placement import Placement
 from disklab.system.host import process_alive
 from disklab.system.signals import heeded
 from disklab.errors import DatabaseError, UserError
 from disklab.fio.executor import die_with_parent
-from disklab.targets.target import disklab_entry, stale_entries
 
-CLUSTER_KIND = "pgcluster"
 SOCKET_PREFIX = "disklab-pg-"
 # Where the socket folder (with pgbench's logs) goes, whatever TMPDIR says: a socket path must stay under 108
 # bytes, and the server user must be able to reach it.
@@ -69,12 +69,16 @@ class OsUser:
 class Server:
     """A running private server."""
 
-    folder: Path  # disklab-HOST-PID.pgcluster on the target
+    placement: Placement
     socket_dir: Path
     port: int
     binaries: ServerBinaries
     user: OsUser | None  # None: disklab's own user
     deviations: tuple[str, ...]  # settings disklab had to change from what PostgreSQL ships, and why
+
+    @property
+    def folder(self) -> Path:
+        return self.placement.cluster
 
     @property
     def data_dir(self) -> Path:
@@ -130,7 +134,8 @@ def server_user() -> OsUser | None:
 
 
 def check_cluster_target(target_dir: Path) -> OsUser | None:
-    """Refuse a target directory the cluster cannot be made in, before anything is stored; the server's user."""
+    """Refuse a directory the cluster (or its tablespace) cannot be made in, before anything is stored; the server's
+    user."""
     if not os.access(target_dir, os.W_OK | os.X_OK):
         raise UserError(f"cannot create a PostgreSQL cluster in {target_dir}: permission denied")
     user = server_user()
@@ -184,26 +189,29 @@ def tool_environment(user: OsUser | None) -> dict[str, str]:
 
 
 @contextmanager
-def private_server(target_dir: Path, settings: tuple[tuple[str, str], ...], max_clients: int,
-                   keep_as: str | None = None) -> Iterator[Server]:
-    """A fresh cluster on the target, running; stopped and removed afterwards whatever happens.
+def private_server(placement: Placement, settings: tuple[tuple[str, str], ...], max_clients: int,
+                   keep_run: int | None = None) -> Iterator[Server]:
+    """A fresh cluster (and with --tablespace-only an empty folder for its tablespace on the target), running;
+    stopped and removed afterwards whatever happens.
 
-    `keep_as` names the folder the stopped cluster is kept under instead (--keep-cluster).
+    `keep_run` keeps the stopped cluster and tablespace instead, named after that run (--keep-cluster).
     """
     binaries = find_binaries()
-    user = check_cluster_target(target_dir)
-    folder = cluster_folder(target_dir)
+    user = check_cluster_target(placement.target_dir)
+    folder = placement.cluster
     socket_dir = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX, dir=RUNTIME_PARENT))
     server = None
     interrupted = False
     try:
-        folder.mkdir()
-        for path in (folder, socket_dir):
-            if user is not None:
+        for path in (folder, placement.tablespace):
+            if path is not None:
+                path.mkdir()
+        for path in (folder, placement.tablespace, socket_dir):
+            if user is not None and path is not None:
                 os.chown(path, user.uid, user.gid)
-        _initdb(binaries, user, folder)
+        _initdb(binaries, user, placement)
         deviations = _configure(binaries, user, folder, settings, max_clients)
-        server = _start(Server(folder, socket_dir, 0, binaries, user, deviations))
+        server = _start(Server(placement, socket_dir, 0, binaries, user, deviations))
         yield server
     except KeyboardInterrupt:
         interrupted = True
@@ -213,29 +221,23 @@ def private_server(target_dir: Path, settings: tuple[tuple[str, str], ...], max_
             if server is not None or (folder / "data" / "postmaster.pid").exists():
                 stop_server(binaries, user, folder / "data", immediate=interrupted)
             shutil.rmtree(socket_dir, ignore_errors=True)
-            if keep_as and folder.exists():
-                os.replace(folder, target_dir / keep_as)
+            if keep_run is not None:
+                placement.keep(keep_run)
             else:
-                shutil.rmtree(folder, ignore_errors=True)
+                for path in (folder, placement.tablespace):
+                    if path is not None:
+                        shutil.rmtree(path, ignore_errors=True)
 
 
-def cluster_folder(target_dir: Path) -> Path:
-    """This process's cluster in the target directory, named so that a killed run's is recognised."""
-    return disklab_entry(target_dir, CLUSTER_KIND)
-
-
-def kept_cluster_name(run_id: int) -> str:
-    """Stale clean-up never matches a kept cluster's name."""
-    return f"disklab-run{run_id}.{CLUSTER_KIND}"
-
-
-def _initdb(binaries: ServerBinaries, user: OsUser | None, folder: Path) -> None:
+def _initdb(binaries: ServerBinaries, user: OsUser | None, placement: Placement) -> None:
+    folder = placement.cluster
     done = run_tool(binaries, user, ["initdb", "-D", str(folder / "data"), "--auth-local=peer", "--auth-host=reject",
                                      "--encoding=UTF8", "--locale=C"], cwd=folder)
     if done.returncode != 0:
         output = done.stdout + done.stderr
         if disk_full(output):
-            raise DatabaseError(f"the target is full: initdb ran out of space in {folder.parent} ({_NO_SPACE}); "
+            where, parent = placement.out_of_space()
+            raise DatabaseError(f"{where} is full: initdb ran out of space in {parent} ({_NO_SPACE}); "
                                 "a PostgreSQL cluster needs about 40 MB before any data")
         raise DatabaseError(f"initdb failed (exit {done.returncode}): {_last_line(output)}")
 
@@ -275,11 +277,12 @@ def _start(server: Server) -> Server:
                            ["pg_ctl", "-D", str(server.data_dir), "-l", str(server.log_path), "-w",
                             "-t", str(START_TIMEOUT_S), "start"], cwd=server.folder)
         if started.returncode == 0:
-            return Server(server.folder, server.socket_dir, port, server.binaries, server.user, server.deviations)
+            return replace(server, port=port)
         log = server.log_path.read_text(errors="replace") if server.log_path.exists() else ""
         if "Address already in use" not in log:
             if disk_full(log):
-                raise DatabaseError(f"the target is full: the PostgreSQL server cannot start in {server.folder} "
+                where, _ = server.placement.out_of_space()
+                raise DatabaseError(f"{where} is full: the PostgreSQL server cannot start in {server.folder} "
                                     f"({_NO_SPACE})")
             raise DatabaseError(f"the PostgreSQL server did not start: {summarise_log(log) or _last_line(started.stderr)}")
         server.log_path.unlink()
@@ -340,30 +343,6 @@ def _postmaster_pid(data_dir: Path) -> int | None:
         return pid if Path(os.readlink(f"/proc/{pid}/cwd")) == data_dir.resolve() else None
     except (OSError, ValueError):
         return None
-
-
-def remove_stale_clusters(target_dir: Path) -> list[str]:
-    """Clusters of killed disklab runs of this host: the server stopped if it still runs, its socket folder and the
-    cluster removed."""
-    removed = []
-    for folder in stale_entries(str(target_dir), (CLUSTER_KIND,)):
-        data_dir = folder / "data"
-        socket_dir = _socket_dir(data_dir)
-        stopped = kill_postmaster(data_dir)
-        if socket_dir is not None and socket_dir.name.startswith(SOCKET_PREFIX):
-            shutil.rmtree(socket_dir, ignore_errors=True)
-        shutil.rmtree(folder, ignore_errors=True)
-        removed.append(f"{folder}" + (" (its server stopped)" if stopped else ""))
-    return removed
-
-
-def _socket_dir(data_dir: Path) -> Path | None:
-    """postmaster.pid's fifth line names the socket directory."""
-    try:
-        lines = (data_dir / "postmaster.pid").read_text().splitlines()
-    except OSError:
-        return None
-    return Path(lines[4]) if len(lines) > 4 and lines[4] else None
 
 
 @contextmanager

@@ -202,6 +202,12 @@ def ram_backing(name: str, sysfs: str = "/sys", proc: str = "/proc", depth: int 
     return "none"
 
 
+def disks_under(folder: str, *, sysfs: str = "/sys", proc: str = "/proc") -> tuple[Mount | None, list[str]]:
+    """The mount holding `folder` and the whole disks beneath it: whether two folders share a disk."""
+    mount, number = _mount_and_number(folder, proc)
+    return mount, underlying_disks(number, mount, sysfs)[0]
+
+
 def _mount_and_number(target_path: str, proc: str) -> tuple[Mount | None, tuple[int, int] | None]:
     folder = target_path if os.path.isdir(target_path) else os.path.dirname(target_path) or "."
     mount = mount_of(folder, proc)

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,9 @@ class Check:
     lines: tuple[str, ...] = ()  # printed after the table, one each, too long for a cell (a list of paths)
 
 
-def run_checks(target: str | None, store_path: Path) -> list[Check]:
+def run_checks(target: str | None, store_path: Path,
+               more_leftovers: Callable[[str | None], list[Leftover]] = lambda target: []) -> list[Check]:
+    """`more_leftovers`: what killed commands of a layer above this one left (a pgbench run's server and cluster)."""
     checks = []
     try:
         fio = detect_fio()
@@ -39,7 +42,7 @@ def run_checks(target: str | None, store_path: Path) -> list[Check]:
     if target:
         checks.append(_direct_io_check(fio, target))
     checks.append(_store_check(store_path))
-    checks.append(_leftovers_check(target))
+    checks.append(_leftovers_check(target, more_leftovers(target)))
     checks.append(
         Check("smartctl", "ok", shutil.which("smartctl"))
         if shutil.which("smartctl")
@@ -83,9 +86,9 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
     )
 
 
-def _leftovers_check(target: str | None) -> Check:
+def _leftovers_check(target: str | None, more: list[Leftover]) -> Check:
     """What killed disklab processes left (SIGKILL cannot be caught): found by the PID in each name, and removed."""
-    found = capture_leftovers() + replay_leftovers() + mount_leftovers() + cache_leftovers()
+    found = capture_leftovers() + replay_leftovers() + mount_leftovers() + cache_leftovers() + more
     found += [Leftover(path, "a killed run's fio folder") for path in dead_entries(tempfile.gettempdir(), FOLDER_PREFIX)]
     if target and Path(target).is_dir():
         found += [Leftover(path, "a killed run's test file") for path in stale_entries(target, ("testfile", "files"))]

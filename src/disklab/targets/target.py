@@ -17,8 +17,8 @@ from disklab.units import format_size
 # Room left free beside a test file, so the run does not fill the file system to the brim.
 FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
 # What disklab makes in a target directory, named by host and process so that a killed run's leftovers are known:
-# the test file, a file-set folder, a private PostgreSQL cluster (database/postgres.py).
-_DISKLAB_ENTRY = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(?P<kind>testfile|files|pgcluster)$")
+# the test file, a file-set folder, a private PostgreSQL cluster or its tablespace (database/placement.py).
+_DISKLAB_ENTRY = re.compile(r"^disklab-(?P<host>.+)-(?P<pid>\d+)\.(?P<kind>testfile|files|pgcluster|pgtablespace)$")
 # When the file system's device cannot be found (tmpfs, network file systems), assume the common sector size.
 DEFAULT_LOGICAL_BLOCK_SIZE = 512
 # Where disks are mounted by hand or by the desktop: an empty folder there on the root file system awaits one.
@@ -230,13 +230,14 @@ def disklab_entry(folder: Path, kind: str) -> Path:
 
 def stale_entries(folder: str, kinds: tuple[str, ...]) -> list[Path]:
     """What killed disklab processes of this host left in `folder`."""
-    host = host_identity().hostname
-    stale = []
-    for entry in sorted(Path(folder).iterdir()):
-        match = _DISKLAB_ENTRY.match(entry.name)
-        if match and match["kind"] in kinds and match["host"] == host and not process_alive(int(match["pid"])):
-            stale.append(entry)
-    return stale
+    return [entry for entry in sorted(Path(folder).iterdir()) if is_stale_entry(entry, kinds)]
+
+
+def is_stale_entry(path: Path, kinds: tuple[str, ...]) -> bool:
+    """Whether `path` is named as a disklab process of this host names what it makes, and that process is gone."""
+    match = _DISKLAB_ENTRY.match(path.name)
+    return bool(match and match["kind"] in kinds and match["host"] == host_identity().hostname
+                and not process_alive(int(match["pid"])))
 
 
 def remove_stale_test_files(folder: str) -> list[str]:
