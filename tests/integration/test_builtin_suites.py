@@ -71,3 +71,22 @@ def test_dry_run_of_a_suite_shows_its_fitted_plan_and_notes(disklab: Disklab, tm
     assert "note: 6. Throughput, sequential, last 5 GB read 1j: region last:5GB scaled down" in result.stdout
     assert "estimated duration" in result.stdout and list(tmp_path.iterdir()) == []
 
+
+
+def test_file_copies_show_each_sets_elapsed_time_and_mb_per_s_as_the_mean_of_three_passes(
+        disklab: Disklab, tmp_path: Path) -> None:
+    result = disklab("run", "smallfiles", "--target", str(tmp_path), *SMALL, "--scale", "0.0005")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(disklab("show", "last", "--format", "json").stdout)
+    view = document["view"]
+    headings = [column["heading"] for column in view["columns"]]
+    assert headings == ["write MB/s", "write elapsed s", "read MB/s", "read elapsed s"]
+    for set_label, row in (("100 x 1GB", "100 x 1 GB"), ("102400 x 1MB", "102,400 x 1 MB")):
+        passes = [t["metrics"]["write"] for t in document["tests"] if t["label"].startswith(f"{set_label} write pass")]
+        assert len(passes) == 3
+        mb_per_s, elapsed_s, read_mb_per_s, _ = view["cells"][view["rows"].index(row)]
+        assert elapsed_s["value"] == pytest.approx(sum(p["runtime_ms"] for p in passes) / 3 / 1000)
+        assert elapsed_s["value"] > 0
+        assert mb_per_s["value"] == pytest.approx(sum(p["bw_bytes_per_s"] for p in passes) / 3 / 1e6)
+        assert read_mb_per_s["value"] is None  # copies are written only
+    assert "elapsed: fio's runtime of a test's I/O, its closing flush included" in " ".join(view["notes"])

@@ -28,7 +28,8 @@ def options(jobfile: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     "name, count",
     [("quick", 8), ("matrix", 60), ("blocksize", 15), ("mixed", 1), ("transfer-sweep", 36), ("database", 55),
-     ("database-quick", 33), ("profile", 12), ("fill", 11), ("smallfiles", 10), ("video", 10), ("sync", 6)],
+     ("database-quick", 33), ("profile", 12), ("fill", 11), ("smallfiles", 14), ("video", 12), ("sync", 6),
+     ("desktop-mix", 32), ("iozone", 78)],
 )
 def test_every_method_expands_to_its_published_number_of_tests(name, count):
     assert len(plan_of(name).tests) == count
@@ -73,23 +74,29 @@ def test_database_is_a_grid_of_read_share_by_queue_depth():
 def test_fill_writes_ten_passes_then_reads_the_same_file():
     tests = plan_of("fill").tests
     assert [t.label for t in tests] == [f"write pass {n}" for n in range(1, 11)] + ["read"]
-    assert len({t.size for t in tests}) == 1 and tests[0].size == 10**9
+    assert len({t.size for t in tests}) == 1 and tests[0].size == GiB  # the study's 1024 MB file
 
 
-def test_smallfiles_sets_are_written_then_read_from_the_same_files():
-    tests = plan_of("smallfiles").tests
-    assert [(t.nrfiles, t.filesize) for t in tests[::2]] == [
-        (4096, 256 * 1024), (102400, MiB), (100, GiB), (10, 10 * GiB), (1, 100 * GiB)]
-    for write, read in zip(tests[::2], tests[1::2]):
-        assert (write.direction, read.direction) == ("write", "read")
-        assert file_set_name(write) == file_set_name(read)
-    assert tests[1].pause == 300
+def test_small_files_are_written_then_read_after_five_minutes_from_the_same_files():
+    write, read = plan_of("smallfiles").tests[:2]
+    assert (write.nrfiles, write.filesize) == (read.nrfiles, read.filesize) == (4096, 256 * 1024)
+    assert (write.direction, read.direction) == ("write", "read") and file_set_name(write) == file_set_name(read)
+    assert read.pause == 300
+
+
+def test_file_copies_are_decimal_sets_written_three_times_each():
+    copies = plan_of("smallfiles").tests[2:]
+    assert [(t.nrfiles, t.filesize) for t in copies[::3]] == [
+        (100, 10**9), (10, 10 * 10**9), (1, 100 * 10**9), (102400, 10**6)]
+    assert all(t.direction == "write" for t in copies)
+    assert [t.label for t in copies[:3]] == [f"100 x 1GB write pass {n}" for n in (1, 2, 3)]
+    assert all(t.bs <= t.filesize and t.bs % 4096 == 0 for t in copies)  # whole 4 KiB blocks for direct I/O
 
 
 def test_scale_shrinks_file_sets_and_size_sets_their_total():
     scaled = plan_of("smallfiles", scale=0.001).tests
-    assert [(t.nrfiles, t.filesize) for t in scaled[::2]] == [
-        (4, 256 * 1024), (102, MiB), (1, 102 * MiB), (1, 102 * MiB), (1, 102 * MiB)]
+    assert [(t.nrfiles, t.filesize) for t in scaled[:2] + scaled[2::3]] == [
+        (4, 256 * 1024), (4, 256 * 1024), (1, 95 * MiB), (1, 95 * MiB), (1, 95 * MiB), (102, 976 * 1024)]
     assert all(t.filesize % t.bs == 0 for t in scaled)
     sized = plan_of("smallfiles", size=64 * MiB).tests
     assert all(t.nrfiles * t.filesize <= 64 * MiB for t in sized)
@@ -99,7 +106,31 @@ def test_video_frames_are_5k_10_bit_files_at_24_fps():
     tests = plan_of("video").tests
     frame = 5120 * 2700 * 4  # 10-bit RGB packed in 32 bits, already a multiple of 4096
     assert all(t.filesize == frame and t.bs == frame and t.rate_iops == 24 for t in tests)
-    assert [t.nrfiles for t in tests[::2]] == [s // frame for s in (256 * 10**6, 10**9, 4 * 10**9, 16 * 10**9, 64 * 10**9)]
+    sizes = (256 * 10**6, 512 * 10**6, 10**9, 4 * 10**9, 16 * 10**9, 64 * 10**9)
+    assert [t.nrfiles for t in tests[::2]] == [s // frame for s in sizes]
+    assert all(t.pattern == "sequential" for t in tests)
+
+
+def test_desktop_mix_is_crystaldiskmarks_peak_and_real_world_tests_as_read_write_and_both_mixes():
+    tests = plan_of("desktop-mix").tests
+    kinds = {(t.pattern, t.bs, t.iodepth, t.jobs) for t in tests}
+    assert kinds == {("sequential", MiB, 8, 1), ("random", 4096, 32, 16), ("sequential", MiB, 1, 1),
+                     ("random", 4096, 1, 1)}
+    for kind in kinds:
+        cells = {(t.size, t.direction, t.rwmixread) for t in tests if (t.pattern, t.bs, t.iodepth, t.jobs) == kind}
+        assert cells == {(size, d, r) for size in (16 * MiB, 64 * GiB)
+                         for d, r in (("read", 100), ("write", 0), ("mixed", 90), ("mixed", 10))}
+
+
+def test_iozone_sweeps_record_sizes_per_pattern_and_direction_with_rewrite_and_reread():
+    tests = plan_of("iozone").tests
+    sizes = [4096 * 2**i for i in range(13)]
+    assert sizes[-1] == 16 * MiB
+    for pattern, direction, passes in (("sequential", "write", 2), ("sequential", "read", 2), ("random", "read", 1),
+                                       ("random", "write", 1)):
+        chosen = [t.bs for t in tests if (t.pattern, t.direction) == (pattern, direction)]
+        assert chosen == [bs for bs in sizes for _ in range(passes)]
+    assert all(not t.direct and t.engine == "psync" and t.iodepth == 1 for t in tests)
 
 
 def test_sync_commits_through_fsync_fdatasync_and_dsync():

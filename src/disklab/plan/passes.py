@@ -39,8 +39,11 @@ def pass_of(test: TestSpec, passes: int) -> TestSpec:
 
 
 def default_passes(suite: Suite, precision: float | None) -> int:
-    """How often each test runs when --repeat is not given: in passes, unless the suite or --precision decides."""
-    return 1 if _decides_its_steps(suite, precision) else DEFAULT_PASSES
+    """How often each test runs when --repeat is not given: in passes, unless --precision, the suite's steps or the
+    suite's own `passes` (a study whose groups are its repeats: fill's ten writes) decide."""
+    if _decides_its_steps(suite, precision):
+        return 1
+    return suite.passes or DEFAULT_PASSES
 
 
 def _decides_its_steps(suite: Suite, precision: float | None) -> bool:
@@ -56,6 +59,9 @@ def passes_line(plan: Plan, passes: int, shared: bool, precision: float | None, 
     """What the run's passes measure, and what a single pass gives up; None where the suite decides its steps."""
     if best_of is not None or _decides_its_steps(plan.suite, precision):
         return None
+    if passes == 1 and plan.suite.passes == 1:
+        return (f"one pass per test, as the study ran suite {plan.suite.name!r} (its passes = 1): its figures have no "
+                "measured spread, so compare gives them no verdict (--repeat 3 measures one)")
     if passes == 1:
         return ("one pass per test (--repeat 1): its figures have no measured spread, so compare, report and the "
                 "device history give them no verdict (run without --repeat for the default passes)")

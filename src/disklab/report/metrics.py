@@ -37,6 +37,12 @@ def _mb_per_s(tests: Sequence[StoredTest]) -> float:
     return sum(m.bw_bytes_per_s for m in _data_directions(tests)) / 1e6 / len(tests)
 
 
+def _elapsed_s(tests: Sequence[StoredTest]) -> float | None:
+    """fio's runtime of each test's I/O (a write's closing flush, end_fsync, included): the time a pass took."""
+    seconds = [max((m.runtime_ms for m in _data_directions([t])), default=0) / 1000 for t in tests]
+    return sum(seconds) / len(seconds) if any(seconds) else None
+
+
 def _lat_mean_us(tests: Sequence[StoredTest]) -> float | None:
     lat_ns = pooled_lat_mean_ns(_data_directions(tests))
     return None if lat_ns is None else lat_ns / 1e3
@@ -83,6 +89,11 @@ def _mb(value: float) -> str:
     return f"{value:,.1f}"
 
 
+def _seconds(value: float) -> str:
+    """fio's runtimes are whole milliseconds: three significant digits for short tests, tenths for long ones."""
+    return f"{value:,.1f}" if value >= 100 else f"{value:.3g}"
+
+
 REGISTRY: dict[str, Metric] = {
     m.name: m
     for m in (
@@ -98,5 +109,7 @@ REGISTRY: dict[str, Metric] = {
                "frames missed: frame requests that completed later than 1/fps", min),
         Metric("tps", "TPS", "TPS", _tps, _mb,
                "TPS: pgbench's transactions per second, excluding connection set-up"),
+        Metric("elapsed_s", "elapsed s", "s elapsed", _elapsed_s, _seconds,
+               "elapsed: fio's runtime of a test's I/O, its closing flush included; the mean of the passes", min),
     )
 }

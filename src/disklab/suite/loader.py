@@ -19,8 +19,8 @@ from disklab.targets.overprovision import parse_levels
 from disklab.targets.write_cache import parse_states
 from disklab.units import brief, parse_duration
 
-_TOP_LEVEL = ("name", "description", "mode", "defaults", "group", "view", "steady", "saturate", "configurations",
-              "pgbench")
+_TOP_LEVEL = ("name", "description", "mode", "passes", "defaults", "group", "view", "steady", "saturate",
+              "configurations", "pgbench")
 _GROUP_KEYS = ("name", "label", "metric", "repeat")
 _VIEW_KEYS = ("rows", "columns", "values", "published_by", "published_best_of")
 _STEADY_KEYS = (
@@ -81,15 +81,18 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
     rounds = _rounds(data.get("steady", {}), mode, where) if mode in ("steady", "write-saturation") else None
     saturation = _saturation(data.get("saturate", {}), where) if mode == "saturate" else None
     configurations = _configurations(data["configurations"], where) if "configurations" in data else None
+    passes = _number(data, "passes", None, 1, MAX_REPEAT, where, "top level", whole=True)
+    if passes is not None and mode != "fixed":
+        raise UserError(f"{where}: passes: mode {brief(mode)} decides its own steps; leave passes out")
     return Suite(
         name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
-        view=view, mode=mode, rounds=rounds, saturation=saturation, configurations=configurations,
+        view=view, mode=mode, rounds=rounds, saturation=saturation, passes=passes, configurations=configurations,
     )
 
 
 def _pgbench_suite(data: dict, name: str, description: str, source: str, where: str, text: str) -> Suite:
     """A database suite runs pgbench, not fio: its whole plan is the [pgbench] table."""
-    for key in ("defaults", "group", "view", "steady", "saturate", "configurations"):
+    for key in ("defaults", "group", "view", "steady", "saturate", "configurations", "passes"):
         if key in data:
             raise UserError(f"{where}: {key}: a pgbench suite has only a [pgbench] table (fio tests go in a suite "
                             "of their own)")

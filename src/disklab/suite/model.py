@@ -26,7 +26,8 @@ BYTES_PER_PIXEL = {8: 3, 10: 4, 12: 6, 16: 6}
 # Frame files are written with direct I/O: their size is rounded up to this alignment.
 FRAME_ALIGNMENT = 4096
 # Figures a suite view can show per test (the report layer defines how each is computed and labelled).
-METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed", "tps")
+METRICS = ("iops", "mb_per_s", "lat_mean_us", "clat_p99_us", "sync_p99_us", "frames_missed", "tps",
+           "elapsed_s")
 # How a suite's tests are scheduled: each once (fixed), in rounds until steady or until enough is written, or as a
 # search for peak IOPS followed by latency at fractions of that peak (saturate); pgbench suites run no fio at all but
 # PostgreSQL's pgbench against a private server on the target.
@@ -138,6 +139,7 @@ class Suite:
     mode: str = "fixed"  # one of MODES
     rounds: "Rounds | None" = None  # the [steady] table of steady and write-saturation suites
     saturation: SaturationSettings | None = None  # the [saturate] table of saturate suites
+    passes: int | None = None  # interleaved passes of every test without --repeat; None: the default
     configurations: Configurations | None = None  # [configurations]: run once per file system, cache state, OP level
     pgbench: PgbenchSettings | None = None  # the [pgbench] table of pgbench suites (which have no groups)
 
