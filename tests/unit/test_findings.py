@@ -3,7 +3,7 @@ without the spread or the shape they need."""
 
 import pytest
 
-from disklab.analysis.findings import findings, limit_hit, peak_decline, read_share_dips
+from disklab.analysis.findings import findings, limit_hit, peak_decline, read_share_dips, recovery
 from disklab.analysis.verdict import NO_VERDICT
 from disklab.fio.logs import Series, SeriesPoint
 from disklab.store.repository import Store
@@ -78,3 +78,16 @@ def test_throughput_at_a_links_ceiling_says_the_link_set_it(store):
     assert limit_hit(far) == []
     single = stored_run(store, [("SEQ1M read", {"bs": mib}, [job(120e6 / mib, bs=mib)])], env=link)
     assert limit_hit(single)[0].verdict == NO_VERDICT
+
+
+def test_a_test_that_recovers_over_longer_pauses_is_found(store):
+    """M1: flash recovers while idle (161 -> 397 -> 488 MB/s with longer pauses)."""
+    mib = 1024 * 1024
+    params = {"bs": mib, "direction": "write", "metric": "mb_per_s"}
+    record = stored_run(store, [(f"SEQ1M write after {pause:g} s", {**params, "pause": pause},
+                                 [job(v * 1e6 / mib, bs=mib) for v in (rate * 0.99, rate, rate * 1.01)])
+                                for pause, rate in ((0.0, 161), (30.0, 397), (300.0, 488))])
+    (found,) = recovery(record, 10)
+    assert found.verdict == "recovers with longer pauses" and found.basis.startswith("t-test on n = 3 and 3")
+    assert [round(f.value) for f in found.figures] == [161, 397, 488]
+    assert [f.name for f in found.figures] == ["after 0 s", "after 30 s", "after 300 s"]

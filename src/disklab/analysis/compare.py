@@ -158,7 +158,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class _Unit:
+class PlannedUnit:
     """A planned test of one run: its label, its conditions and the tests whose figures form the sample."""
 
     label: str
@@ -189,11 +189,11 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
     )
 
 
-def planned_units(record: RunRecord) -> dict[TestKey, _Unit]:
+def planned_units(record: RunRecord) -> dict[TestKey, PlannedUnit]:
     """Repeats form one sample; rounds towards steady state are a series, and their last round is the figure, or,
     once steady state is reached, the rounds of the steady window: SNIA's measurement window, whose spread is the
     steady state's own."""
-    units: dict[TestKey, _Unit] = {}
+    units: dict[TestKey, PlannedUnit] = {}
     seen: dict[tuple, int] = {}
     parts = job_parts(record)
     window = steady_window(record)
@@ -202,7 +202,7 @@ def planned_units(record: RunRecord) -> dict[TestKey, _Unit]:
         seen[params, part_of] = seen.get((params, part_of), 0) + 1
         in_window = tuple(t for t in tests if t.attempt in window)
         sample = tuple(tests) if repeated(record) else in_window if len(in_window) > 1 else (tests[-1],)
-        units[TestKey(params, seen[params, part_of], part_of)] = _Unit(tests[0].label, tests[0].params, sample)
+        units[TestKey(params, seen[params, part_of], part_of)] = PlannedUnit(tests[0].label, tests[0].params, sample)
     return units
 
 
@@ -247,7 +247,8 @@ def _entries(fio_output: str) -> list[dict]:
     return [job for job in jobs if isinstance(job, dict)] if isinstance(jobs, list) else []
 
 
-def _refusals(left_out: list[list[tuple[TestKey, str]]], units: list[dict[TestKey, _Unit]]) -> tuple[Refusal, ...]:
+def _refusals(left_out: list[list[tuple[TestKey, str]]],
+              units: list[dict[TestKey, PlannedUnit]]) -> tuple[Refusal, ...]:
     """The tests left out whose parameters match a test of another run that has the other shape (job vs group)."""
     refused: dict[tuple[int, str], Refusal] = {}
     for i, tests in enumerate(left_out):
@@ -278,7 +279,7 @@ def match_params(params: dict) -> tuple[tuple[str, object], ...]:
     return tuple(defining.items())
 
 
-def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: float) -> list[Row]:
+def _rows(key: TestKey, units: list[dict[TestKey, PlannedUnit]], tolerance_percent: float) -> list[Row]:
     present = [u.get(key) for u in units]
     label = present[0].label
     directions = dict.fromkeys(m.direction for unit in present if unit for t in unit.tests for m in t.metrics)
@@ -297,7 +298,7 @@ def _rows(key: TestKey, units: list[dict[TestKey, _Unit]], tolerance_percent: fl
     return rows
 
 
-def unit_sample(unit: _Unit, direction: str, metric: CompareMetric) -> Summary | None:
+def unit_sample(unit: PlannedUnit, direction: str, metric: CompareMetric) -> Summary | None:
     values = [metric.value(m) for t in unit.tests for m in t.metrics if m.direction == direction]
     values = [v for v in values if v is not None]
     return summarize(values) if values else None
@@ -372,7 +373,7 @@ def env_changes(base: RunRecord, other: RunRecord) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _conditions(compared: list[TestKey], units: list[dict[TestKey, _Unit]]) -> tuple[ConditionDifference, ...]:
+def _conditions(compared: list[TestKey], units: list[dict[TestKey, PlannedUnit]]) -> tuple[ConditionDifference, ...]:
     differences = []
     for parameter in CONDITION_PARAMS:
         values = tuple(

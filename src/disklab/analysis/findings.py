@@ -11,7 +11,7 @@ one it is stated with its figures and "no verdict", never as a difference.
 
 from dataclasses import dataclass
 
-from disklab.analysis.compare import planned_units, unit_sample, METRIC_BY_NAME
+from disklab.analysis.compare import METRIC_BY_NAME, PlannedUnit, match_params, planned_units, unit_sample
 from disklab.analysis.repeats import planned_tests
 from disklab.analysis.stats import Summary, summarize
 from disklab.analysis.verdict import (
@@ -25,6 +25,7 @@ from disklab.suite.model import TestSpec
 
 COVERED_SHARE = 0.99  # a capped test that moved less than this share of its region's bytes did not cover it
 CEILING_NEAR = 0.9  # throughput at this share of a ceiling or more (up to the flag's margin): the link set it
+CACHE_FLAGS = ("page-cache", "device-cache", "memory-target")  # analysis/traps.py: the data's home is a cache
 PEAK_SHARE = 0.1  # the first tenth of a time series is its start; its second half, where it settled
 SPEC_READS = (("sequential", "read", "mb_per_s", "seq_read_mb_per_s"), ("sequential", "write", "mb_per_s",
               "seq_write_mb_per_s"), ("random", "read", "iops", "rand_read_iops"),
@@ -74,8 +75,9 @@ def findings(record: RunRecord, spec: Spec | None = None,
     recorded = record.info.options.get("spec")
     if spec is None and isinstance(recorded, dict):
         spec = Spec(**recorded)
-    return [*start_vs_end(record, tolerance_percent), *capped(record), *spec_check(record, spec),
-            *limit_hit(record), *peak_decline(record, tolerance_percent), *read_share_dips(record, tolerance_percent)]
+    return [*start_vs_end(record, tolerance_percent), *capped(record), *cached(record), *spec_check(record, spec),
+            *limit_hit(record), *recovery(record, tolerance_percent), *peak_decline(record, tolerance_percent),
+            *read_share_dips(record, tolerance_percent)]
 
 
 def _unit(metric: str) -> str:
@@ -146,7 +148,52 @@ def capped(record: RunRecord) -> list[Finding]:
                 "representative of the whole region (study M1's footnote); raise --runtime or shrink --size",
                 "not representative", "fio's bytes moved against those of one pass over the region (random jobs: "
                 "one pass each; parallel sequential jobs: a slice each)",
-                (Figure("moved", moved, "B"), Figure("one pass", expected, "B"), Figure("cap", params["runtime"], "s"))))
+                (Figure("moved", moved, "B"), Figure("one pass", expected, "B"),
+                 Figure("cap", params["runtime"], "s"))))
+    return found
+
+
+def cached(record: RunRecord) -> list[Finding]:
+    """Tests whose data set fits a cache (the page cache, RAM, the drive's or controller's cache): their figures are
+    the cache's. The traps flagged each test as it ran (analysis/traps.py); the finding names them once per test."""
+    found = []
+    for tests in planned_tests(record).values():
+        flagged = dict(flag for test in tests for flag in test.flags if flag[0] in CACHE_FLAGS)
+        for flag, message in flagged.items():
+            found.append(Finding("cache", tests[0].label, message, "figures of a cache",
+                                 f"the {flag} flag: the data set against what can hold it",
+                                 (Figure("data set", tests[0].params.get("size") or 0, "B"),)))
+    return found
+
+
+def recovery(record: RunRecord, tolerance_percent: float) -> list[Finding]:
+    """The same test after pauses of different lengths (M1: flash recovers while idle, 161 -> 397 -> 488 MB/s)."""
+    by_workload: dict[tuple, dict[float, list[StoredTest]]] = {}
+    for tests in planned_tests(record).values():
+        by_pause = by_workload.setdefault(match_params(tests[0].params), {})
+        by_pause.setdefault(tests[0].params.get("pause") or 0.0, []).extend(tests)
+    found = []
+    for pauses in by_workload.values():
+        if len(pauses) < 2:
+            continue
+        shortest, longest = min(pauses), max(pauses)
+        metric = METRIC_BY_NAME[pauses[shortest][0].params.get("metric", "iops")]
+        first, last = (PlannedUnit(pauses[p][0].label, pauses[p][0].params, tuple(pauses[p]))
+                       for p in (shortest, longest))
+        for direction in dict.fromkeys(m.direction for t in first.tests for m in t.metrics):
+            before, after = unit_sample(first, direction, metric), unit_sample(last, direction, metric)
+            if before is None or after is None:
+                continue
+            verdict, basis = _judged(before, after, tolerance_percent, "recovers with longer pauses",
+                                     "slower after longer pauses", "the same after any pause (within noise)",
+                                     first.tests + last.tests)
+            figures = tuple(Figure(f"after {p:g} s", unit_sample(PlannedUnit("", {}, tuple(pauses[p])), direction,
+                                                                 metric).mean, _unit(metric.name))
+                            for p in sorted(pauses))
+            found.append(Finding(
+                "recovery", f"{first.label} / {last.label}",
+                f"{direction} {metric.label} after a {longest:g} s pause is {after.mean / before.mean:.2f}x that "
+                f"after {shortest:g} s: {verdict}", verdict, basis, figures))
     return found
 
 
@@ -288,7 +335,8 @@ def read_share_dips(record: RunRecord, tolerance_percent: float) -> list[Finding
                 f"IOPS at {share} % read ({here.mean:,.0f}) fall below both neighbours ({before.mean:,.0f} at "
                 f"{points[i - 1][0]} %, {after.mean:,.0f} at {points[i + 1][0]} %): a slump in the curve, which "
                 "study M5 reads as a firmware flaw", verdict, basis,
-                (Figure(f"{share} % read", here.mean, "IOPS"), Figure(f"{points[i - 1][0]} % read", before.mean, "IOPS"),
+                (Figure(f"{share} % read", here.mean, "IOPS"),
+                 Figure(f"{points[i - 1][0]} % read", before.mean, "IOPS"),
                  Figure(f"{points[i + 1][0]} % read", after.mean, "IOPS"))))
     return found
 
