@@ -9,6 +9,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from disklab.analysis.ranking import standings
 from disklab.analysis.compare import (
     METRIC_BY_NAME, Cell, Comparison, ConditionDifference, Crossover, Refusal, Row, TestKey,
 )
@@ -83,6 +84,7 @@ def notes(view: Shown) -> list[str]:
         lines.append(f"{view.hidden} of {len(c.rows)} rows within noise not shown (--only-changed)")
     if c.rows and not view.rows and view.hidden:
         lines.append("every figure is within noise")
+    lines += _ranking_lines(c, labels)
     lines += [crossover_text(x, labels) for x in c.crossovers]
     for label, tests in zip(labels, c.unmatched):
         if tests:
@@ -96,6 +98,28 @@ def notes(view: Shown) -> list[str]:
             lines.append(f"warning: {label} ran in another environment than {labels[0]}, which may explain "
                          f"differences: {'; '.join(differences)}")
     return lines
+
+
+def _ranking_lines(c: Comparison, labels: list[str]) -> list[str]:
+    """Overall, with three runs or more: the geometric mean of each run's throughput ratios, and what the verdicts
+    on those figures support."""
+    ranked = standings(c)
+    if len(c.runs) < 3 or not ranked:
+        return []
+    figures = max(s.figures for s in ranked)
+    supported = any(v in (BETTER, WORSE) for s in ranked for v, _ in s.verdicts)
+    if not supported:
+        means = "; ".join(f"{labels[s.run]} {s.geomean_ratio:.2f}x" for s in ranked if s.run)
+        return [f"overall: no ranking: the spread supports no better or worse in any of the {figures} IOPS, MB/s "
+                f"and TPS figures (geometric means of the ratios to the baseline: {means})"]
+    parts = []
+    for place, standing in enumerate(ranked, start=1):
+        counts = ", ".join(f"{verdict} {n}" for verdict, n in standing.verdicts)
+        parts.append(f"{place}. {labels[standing.run]} {standing.geomean_ratio:.2f}x"
+                     + (f" ({counts})" if counts else " (baseline)"))
+    return [f"overall, by the geometric mean of each run's IOPS, MB/s and TPS ratios to the baseline over "
+            f"{figures} figures: {'; '.join(parts)} · the order is the ratios'; the verdicts in brackets say how "
+            "much of it the spread supports"]
 
 
 def _inconclusive_notes(c: Comparison) -> list[str]:
