@@ -79,6 +79,10 @@ def test_an_m1_style_run_states_its_findings_with_figures_and_basis(disklab: Dis
     (read,) = [f for f in by_kind["spec"] if f["statement"].startswith("sequential read")]
     assert read["figures"][1] == {"name": "rated", "value": 1.0, "unit": "MB/s"}
     assert read["verdict"] in ("reaches the spec", "cannot tell")  # a loop device reads far above 1 MB/s
-    # The spec given to show is not stored: without it, no spec finding
+    # The spec given to show is not stored: without it, no spec finding; given to run, it is kept with the run
     plain = json.loads(disklab("show", "last", "-f", "json").stdout)
     assert "spec" not in {f["kind"] for f in plain["findings"]}
+    assert disklab("run", str(suite), "--target", device, "--repeat", "2", "--spec", str(drive)).returncode == 0
+    kept = json.loads(disklab("show", "last", "-f", "json").stdout)
+    assert kept["run"]["options"]["spec"]["name"] == "my-drive"
+    assert "spec" in {f["kind"] for f in kept["findings"]}

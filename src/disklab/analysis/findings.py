@@ -65,6 +65,7 @@ class Spec:
     seq_write_mb_per_s: float | None = None
     rand_read_iops: float | None = None
     rand_write_iops: float | None = None
+    matched_by: str | None = None  # how the drive file was found without --spec: "model 'X'"
 
 
 def findings(record: RunRecord, spec: Spec | None = None,
@@ -245,7 +246,8 @@ def spec_check(record: RunRecord, spec: Spec | None) -> list[Finding]:
         found.append(Finding(
             "spec", label,
             f"{pattern} {direction}: {best.mean:,.0f} {_unit(metric_name)} measured vs {rated:,.0f} rated for "
-            f"{spec.name} ({share:.0%}): {verdict}", verdict, basis,
+            f"{spec.name}{f' (matched by {spec.matched_by})' if spec.matched_by else ''} ({share:.0%}): {verdict}",
+            verdict, basis,
             (Figure("measured", best.mean, _unit(metric_name)), Figure("rated", rated, _unit(metric_name)))))
     return found
 

@@ -59,6 +59,9 @@ class Drive:
     latency_write_s: float | None = None
     endurance_tbw: float | None = None
     dwpd: float | None = None
+    # The drive's model as the kernel reports it (sysfs device/model, e.g. "Samsung SSD 990 PRO 2TB"): a run on such
+    # a drive checks its results against this file's ratings without --spec. None: a class, not one model.
+    model: str | None = None
     origin: str = "catalogue"  # the file it came from
 
     @property
@@ -85,6 +88,14 @@ def load_catalogue(extra_files: tuple[Path, ...] = ()) -> dict[str, Drive]:
         drive = load_drive(path)
         drives[drive.name] = drive
     return drives
+
+
+def drive_of_model(catalogue: dict[str, Drive], model: str) -> Drive | None:
+    """The catalogue's drive file for this model (case and spacing aside), if one names it; measured drives
+    (calibrate's) are figures of a run, not ratings, and match nothing."""
+    wanted = " ".join(model.split()).casefold()
+    return next((drive for drive in catalogue.values() if drive.model and drive.kind != "measured"
+                 and " ".join(drive.model.split()).casefold() == wanted), None)
 
 
 def find_drive(catalogue: dict[str, Drive], name: str) -> Drive:
@@ -138,13 +149,15 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
         fail(f"missing {', '.join(missing)}")
-    known = set(_REQUIRED) | set(_OPTIONAL_NUMBERS) | {"source"}
+    known = set(_REQUIRED) | set(_OPTIONAL_NUMBERS) | {"source", "model"}
     unknown = sorted(set(data) - known)
     if unknown:
         fail(f"unknown key {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    for key in ("name", "description"):
-        if not isinstance(data[key], str):
+    for key in ("name", "description", "model"):
+        if key in data and not isinstance(data[key], str):
             fail(f"{key} must be a string, not {brief(data[key])}")
+    if "model" in data and not data["model"].strip():
+        fail("model must name the drive as the kernel reports it, e.g. \"Samsung SSD 990 PRO 2TB\"")
     if not data["name"] or any(c.isspace() for c in data["name"]):
         fail(f"name must be one word, as layouts name the drive ('12 x NAME raid6'), not {brief(data['name'])}")
     if not isinstance(data["kind"], str) or data["kind"] not in KINDS:
@@ -185,7 +198,8 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
         name=data["name"], description=data["description"], kind=data["kind"],
         interface=data["interface"], capacity_bytes=capacity,
         seq_read_bytes_per_s=numbers["seq_read_mbps"] * 1e6, seq_write_bytes_per_s=numbers["seq_write_mbps"] * 1e6,
-        sources=tuple((str(k), str(v)) for k, v in source.items()), origin=origin, **optional,
+        sources=tuple((str(k), str(v)) for k, v in source.items()), model=data.get("model"), origin=origin,
+        **optional,
     )
 
 
@@ -222,6 +236,8 @@ def drive_to_toml(drive: Drive) -> str:
              f"capacity = {_quoted(str(drive.capacity_bytes))}",
              f"seq_read_mbps = {drive.seq_read_bytes_per_s / 1e6:g}",
              f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}"]
+    if drive.model is not None:
+        lines.append(f"model = {_quoted(drive.model)}")
     by_field = {field: (key, factor) for key, (field, factor) in _OPTIONAL_NUMBERS.items()}
     for f in fields(Drive):
         value = getattr(drive, f.name)

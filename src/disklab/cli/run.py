@@ -11,7 +11,7 @@ import click
 
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.cli.completion import complete_run, complete_suite
-from disklab.cli.spec import spec_option
+from disklab.cli.spec import spec_of_target, spec_option
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress, quiet_progress
@@ -203,8 +203,9 @@ def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, reco
     passes = passes_line(plan, repeat, shared, precision, best_of)
     if passes:
         say(passes)
+    spec = p["spec"] or (None if hosts else spec_of_target(resolved, say))
     with open_store(ctx, write=True) as store:
-        params = {**p, "repeat": repeat, "passes_share_runtime": shared,
+        params = {**p, "repeat": repeat, "passes_share_runtime": shared, "spec": spec,
                   "hosts": [h.name for h in hosts] if hosts else None, **(recorded or {})}
         run_id = start_run(store, plan, resolved, fio, schedule, params, p["destroy_data"], p["force"], say)
         say(f"run {run_id} started: each test is stored as it finishes")

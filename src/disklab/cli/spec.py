@@ -2,13 +2,17 @@
 for the findings' spec check (M3/M4: do the results reach the spec sheet?). Given to `run`, they are kept with the
 run; given to `show` or `report`, they replace those."""
 
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
 
 from disklab.analysis.findings import Spec
+from disklab.env.collect import collect_target
+from disklab.env.registry import DEVICE_PREFIX
 from disklab.store.records import RunRecord
+from disklab.targets.target import Target
 
 
 def drive_spec(name: str) -> dict:
@@ -17,8 +21,29 @@ def drive_spec(name: str) -> dict:
 
     path = Path(name)
     drive = load_drive(path) if name.endswith(".toml") or path.is_file() else find_drive(load_catalogue(), name)
+    return _spec_of(drive)
+
+
+def spec_of_target(target: Target, say: Callable[[str], None]) -> dict | None:
+    """Without --spec: the ratings of the catalogue's drive file that names the model of a disk under the target
+    (a drive file of the user's own with `model = "..."` checks every run on that drive); None: no file names it."""
+    from disklab.capacity.catalogue import drive_of_model, load_catalogue
+
+    env = collect_target(target.test_path, target.kind == "device")
+    models = [v for k, v in env.items() if k.startswith(DEVICE_PREFIX) and k.endswith(".model") and v]
+    catalogue = load_catalogue() if models else {}
+    for model in models:
+        drive = drive_of_model(catalogue, model)
+        if drive is not None:
+            spec = _spec_of(drive, f"model {model!r}")
+            say(f"results checked against drive file {drive.name} ({spec['matched_by']}): see the findings")
+            return spec
+    return None
+
+
+def _spec_of(drive, matched_by: str | None = None) -> dict:
     return asdict(Spec(drive.name, drive.seq_read_bytes_per_s / 1e6, drive.seq_write_bytes_per_s / 1e6,
-                       drive.rand_read_iops, drive.rand_write_iops))
+                       drive.rand_read_iops, drive.rand_write_iops, matched_by))
 
 
 spec_option = click.option(

@@ -1,0 +1,64 @@
+"""A drive file that names its model (`model = "..."`) checks every run on a disk of that model against its
+ratings without --spec; class drives and measured drives match nothing."""
+
+from pathlib import Path
+
+import pytest
+
+from disklab.capacity.catalogue import drive_of_model, drive_to_toml, load_catalogue, load_drive
+from disklab.cli import spec as spec_module
+from disklab.errors import UserError
+
+MODEL_DRIVE = """
+name = "my-990"
+description = "the user's own drive, from its spec sheet"
+model = "Samsung SSD 990 PRO 2TB"
+kind = "ssd"
+interface = "nvme-pcie4-x4"
+capacity = "2TB"
+seq_read_mbps = 6900
+seq_write_mbps = 6500
+rand_read_iops = 1400000
+rand_write_iops = 1550000
+[source]
+performance = "the maker's data sheet"
+"""
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("DISKLAB_HOME", str(tmp_path))
+    (tmp_path / "drives").mkdir()
+    (tmp_path / "drives" / "my-990.toml").write_text(MODEL_DRIVE)
+    return tmp_path
+
+
+def test_a_drive_file_is_found_by_its_model_whatever_the_case_and_spacing(home):
+    catalogue = load_catalogue()
+    assert drive_of_model(catalogue, "  samsung ssd  990 PRO 2TB ").name == "my-990"
+    assert drive_of_model(catalogue, "Samsung SSD 990 PRO 1TB") is None
+    assert all(drive.model is None for name, drive in catalogue.items() if name != "my-990"), "shipped: classes"
+    again = home / "again.toml"
+    again.write_text(drive_to_toml(catalogue["my-990"]))
+    assert load_drive(again).model == "Samsung SSD 990 PRO 2TB"
+
+
+def test_a_run_on_that_model_is_checked_against_its_ratings(home, monkeypatch):
+    said = []
+    target = type("T", (), {"test_path": "/dev/nvme0n1", "kind": "device"})()
+    monkeypatch.setattr(spec_module, "collect_target",
+                        lambda path, is_device: {"device.nvme0n1.model": "Samsung SSD 990 PRO 2TB"})
+    spec = spec_module.spec_of_target(target, said.append)
+    assert spec == {"name": "my-990", "seq_read_mb_per_s": 6900.0, "seq_write_mb_per_s": 6500.0,
+                    "rand_read_iops": 1400000, "rand_write_iops": 1550000,
+                    "matched_by": "model 'Samsung SSD 990 PRO 2TB'"}
+    assert said == ["results checked against drive file my-990 (model 'Samsung SSD 990 PRO 2TB'): see the findings"]
+    monkeypatch.setattr(spec_module, "collect_target", lambda path, is_device: {"device.vda.model": None})
+    assert spec_module.spec_of_target(target, said.append) is None
+
+
+def test_a_model_that_is_not_text_is_refused_naming_the_file(home):
+    bad = home / "bad.toml"
+    bad.write_text(MODEL_DRIVE.replace('model = "Samsung SSD 990 PRO 2TB"', "model = 990"))
+    with pytest.raises(UserError, match=r"bad.toml: model must be a string"):
+        load_drive(bad)
