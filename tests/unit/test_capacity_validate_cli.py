@@ -63,7 +63,7 @@ def test_validate_prints_every_point_each_cases_errors_the_crossover_and_the_ban
 
 def test_validate_exports_json_csv_and_markdown(tmp_path):
     document = json.loads(invoke("capacity", "validate", "-f", "json").output)
-    assert document["format"] == "disklab-capacity-validation" and document["format_version"] == 1
+    assert document["format"] == "disklab-capacity-validation" and document["format_version"] == 2
     sweep = document["cases"][0]
     assert sweep["source"] == "blocksize-arrays.csv" and len(sweep["points"]) == 30
     assert sweep["points"][0] | {"predicted": None, "error_percent": None} == {

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from disklab.capacity.catalogue import Drive, load_drive, shipped_drive_files
 from disklab.capacity.cost import Money, energy_kwh_per_year, operating_cost_per_year
-from disklab.capacity.layout import parse_layout
-from disklab.capacity.model import Workload, ceilings_for, predict
+from disklab.capacity.layout import Layout, parse_layout
+from disklab.capacity.model import Ceilings, Workload, ceilings_for, predict
 from disklab.capacity.planning import PlannedArray, crossovers_in_mb_per_s, plan_arrays, workload_tests
 from disklab.errors import UserError
 from disklab.suite.model import TestSpec
@@ -99,6 +99,7 @@ class Validation:
     crossover: Crossover | None  # None when only some drive kinds were validated
     bands: tuple[Band, ...]
     skipped: tuple[str, ...]  # published rows without a drive to model them
+    held_out: tuple = ()  # held_out.HeldOutStudy: the tables the model never saw (capacity validate only)
 
 
 def published_rows(name: str) -> list[dict[str, str]]:
@@ -258,16 +259,21 @@ def shipped_band(kind: str) -> Band:
 
 
 def band_for(array: PlannedArray, test: TestSpec | None = None) -> Band:
-    """The band of the array's drive kind (for one of its tests, when given); settings and workloads no published
-    table covers have none: the published arrays are local, on hardware RAID with a write-back cache (or single
-    NVMe drives), with nothing between them and the host, under random I/O."""
-    layout, kind = array.layout, array.layout.drive.kind
+    """The band of the array's drive kind (for one of its tests, when given)."""
+    return band_of(array.layout, array.ceilings, test is not None and test.pattern == "sequential")
+
+
+def band_of(layout: Layout, ceilings: Ceilings, sequential: bool = False) -> Band:
+    """The band of the layout's drive kind; settings and workloads no published table covers have none: the
+    published arrays are local, on hardware RAID with a write-back cache (or single NVMe drives), with nothing
+    between them and the host, under random I/O."""
+    kind = layout.drive.kind
     uncovered = [why for applies, why in (
         (layout.via.protocol != "local", f"an array reached over {layout.via.text}"),
         (layout.level.zfs, "a ZFS pool"),
-        (bool(array.ceilings.host_bytes_per_s), "an array behind a host link"),
+        (bool(ceilings.host_bytes_per_s), "an array behind a host link"),
         (layout.controller is not None and not layout.controller.write_back, "a RAID controller without a cache"),
-        (test is not None and test.pattern == "sequential", "sequential I/O on an array"),
+        (sequential, "sequential I/O on an array"),
     ) if applies]
     if uncovered:
         return Band(kind, None, 0, f"{NOT_VALIDATED}: no published table has {uncovered[0]}")
