@@ -43,18 +43,14 @@ def test_a_drive_file_is_found_by_its_model_whatever_the_case_and_spacing(home):
     assert load_drive(again).model == "Samsung SSD 990 PRO 2TB"
 
 
-def test_a_run_on_that_model_is_checked_against_its_ratings(home, monkeypatch):
+def test_a_run_on_that_model_is_checked_against_its_ratings(home):
     said = []
-    target = type("T", (), {"test_path": "/dev/nvme0n1", "kind": "device"})()
-    monkeypatch.setattr(spec_module, "collect_target",
-                        lambda path, is_device: {"device.nvme0n1.model": "Samsung SSD 990 PRO 2TB"})
-    spec = spec_module.spec_of_target(target, said.append)
+    spec = spec_module.spec_by_model({"device.nvme0n1.model": "Samsung SSD 990 PRO 2TB"}, said.append)
     assert spec == {"name": "my-990", "seq_read_mb_per_s": 6900.0, "seq_write_mb_per_s": 6500.0,
                     "rand_read_iops": 1400000, "rand_write_iops": 1550000,
                     "matched_by": "model 'Samsung SSD 990 PRO 2TB'"}
     assert said == ["results checked against drive file my-990 (model 'Samsung SSD 990 PRO 2TB'): see the findings"]
-    monkeypatch.setattr(spec_module, "collect_target", lambda path, is_device: {"device.vda.model": None})
-    assert spec_module.spec_of_target(target, said.append) is None
+    assert spec_module.spec_by_model({"device.vda.model": None}, said.append) is None
 
 
 def test_a_model_that_is_not_text_is_refused_naming_the_file(home):

@@ -12,8 +12,9 @@ one it is stated with its figures and "no verdict", never as a difference.
 from dataclasses import dataclass
 
 from disklab.analysis.compare import METRIC_BY_NAME, PlannedUnit, match_params, planned_units, unit_sample
-from disklab.analysis.repeats import planned_tests
+from disklab.analysis.repeats import planned_tests, repeated
 from disklab.analysis.stats import Summary, summarize
+from disklab.analysis.steady import round_value
 from disklab.analysis.verdict import (
     BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, NO_VERDICT, WORSE, judge, ratio,
 )
@@ -282,8 +283,8 @@ def peak_decline(record: RunRecord, tolerance_percent: float) -> list[Finding]:
     for tests in planned_tests(record).values():
         if tests[0].params.get("group") == PRECONDITION_GROUP:
             continue
-        if len(tests) > 2 and not record.info.options.get("repeat", 1) > 1:  # rounds towards steady state
-            values = [sum(m.iops for m in t.metrics) for t in tests]
+        if len(tests) > 2 and not repeated(record):  # rounds towards steady state
+            values = [round_value(t.as_job(), "iops") for t in tests]
             what, subject = "rounds", tests[0].label
         else:
             by_time: dict[int, float] = {}

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from disklab.analysis.compare import steady_window
 from disklab.analysis.stats import Summary, summarize
+from disklab.analysis.steady import round_value
 from disklab.analysis.verdict import (
     BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, NO_VERDICT, WORSE, Judgement, judge, ratio,
 )
@@ -53,10 +54,7 @@ def _level(record: RunRecord) -> SpareAreaLevel:
     rounds = sorted((t for t in record.tests if t.params.get("group") != PRECONDITION_GROUP), key=lambda t: t.attempt)
     values, ends, elapsed = [], [], 0.0
     for test in rounds:
-        if metric == "iops":
-            values.append(sum(m.iops for m in test.metrics))
-        else:
-            values.append(sum(m.bw_bytes_per_s for m in test.metrics) / 1e6)
+        values.append(round_value(test.as_job(), metric))
         elapsed += max((m.runtime_ms for m in test.metrics), default=0) / 1000
         ends.append(elapsed)
     window = steady_window(record)

@@ -34,5 +34,4 @@ def standings(comparison: Comparison) -> list[Standing]:
                               tuple((v, n) for v, n in counts.items() if n)))
     if len(found) < 2:
         return []
-    found[0] = Standing(0, 1.0, max(s.figures for s in found), ())
     return sorted(found, key=lambda s: -s.geomean_ratio)

@@ -3,7 +3,15 @@
 from dataclasses import dataclass
 from typing import Sequence
 
+from disklab.fio.parse import JobResult
 from disklab.suite.settings import SteadyCriteria
+
+
+def round_value(job: JobResult, metric: str) -> float:
+    """The figure steady state is judged on: IOPS (read + write), or MB/s for throughput tests."""
+    if metric == "mb_per_s":
+        return sum(d.bw_bytes_per_s for d in job.directions) / 1e6
+    return sum(d.iops for d in job.directions)
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,13 @@ planner prints beside such a prediction. A band is a promise about data it never
 broken. What the model cannot plan (dRAID, a pattern the source does not state, a drive with no catalogue stand-in,
 reads a RAM cache served) is listed with the reason, never guessed."""
 
-import csv
 import statistics
 from dataclasses import dataclass
-from importlib import resources
 
 from disklab.capacity.catalogue import Drive
 from disklab.capacity.layout import LEVELS, parse_layout
 from disklab.capacity.model import Workload, ceilings_for, predict
-from disklab.capacity.validation import Band, band_of
+from disklab.capacity.validation import Band, band_of, published_rows
 from disklab.units import format_size
 
 # Each held-out table, the catalogue drive a user would plan its arrays with (by the source's array name, or for
@@ -72,13 +70,8 @@ class HeldOutStudy:
 
 
 def held_out(catalogue: dict[str, Drive]) -> tuple[HeldOutStudy, ...]:
-    return tuple(HeldOutStudy(name, tuple(_point(row, *setting, catalogue) for row in _rows(name)))
+    return tuple(HeldOutStudy(name, tuple(_point(row, *setting, catalogue) for row in published_rows(name)))
                  for name, setting in HELD_OUT.items())
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    with (resources.files("disklab.capacity") / "published" / name).open(newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _point(row: dict[str, str], drives: dict[str, str], record: str | None,

@@ -11,14 +11,14 @@ import click
 
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.cli.completion import complete_run, complete_suite
-from disklab.cli.spec import spec_of_target, spec_option
+from disklab.cli.spec import spec_by_model, spec_option
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress, quiet_progress
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
 from disklab.errors import UserError
 from disklab.env.collect import collect_target
-from disklab.hosts.files import HostsTarget, hosts_target
+from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.plans import plan_table
@@ -199,11 +199,12 @@ def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, reco
     plan, fio = prepare(plan, resolved, p["destroy_data"], p["force"], say, elsewhere)
     schedule = schedule_for(plan, repeat, precision, max_time, p99)  # of the plan with its engines resolved
     # Once nothing can refuse the run any more: a refusal stays the one line on stderr.
-    say(_run_header(plan, resolved, schedule))
+    on = None if hosts else collect_target(resolved.test_path, resolved.kind == "device")  # the disks under it
+    say(_run_header(plan, resolved, schedule, on))
     passes = passes_line(plan, repeat, shared, precision, best_of)
     if passes:
         say(passes)
-    spec = p["spec"] or (None if hosts else spec_of_target(resolved, say))
+    spec = p["spec"] or (spec_by_model(on, say) if on else None)
     with open_store(ctx, write=True) as store:
         params = {**p, "repeat": repeat, "passes_share_runtime": shared, "spec": spec,
                   "hosts": [h.name for h in hosts] if hosts else None, **(recorded or {})}
@@ -320,19 +321,19 @@ def _progress(plan: Plan, layout_bytes: int, steps: int, done_steps: int) -> Run
     return RunProgress(plan, stderr_console(), layout_bytes, steps, done_steps)
 
 
-def _run_header(plan: Plan, target: Target, schedule) -> str:
+def _run_header(plan: Plan, target: Target, schedule, on: dict | None) -> str:
     """What is about to run, and on which disk, printed before anything else happens: a wrong disk is seen at once."""
     layout = plan.single_file_bytes() if target.disklab_owns_file else 0
     return (f"suite {plan.suite.name}: {len(plan.tests)} tests on {target.test_path} ({target.kind}), "
-            f"{_disk_under_test(target)}; {estimate_line(plan, layout, schedule)}")
+            f"{_disk_under_test(target, on)}; {estimate_line(plan, layout, schedule)}")
 
 
-def _disk_under_test(target: Target) -> str:
+def _disk_under_test(target: Target, env: dict | None) -> str:
     """The block device, model, file system and mount the test file or device is on, in the words the run stores
-    with its environment (`target_on`, env/where.py)."""
-    if isinstance(target, HostsTarget):
+    with its environment (`target_on`, env/where.py); `env`: collect_target's, None on hosts (not probed)."""
+    if env is None:
         return "a test file on each host (their disks are not probed from here)"
-    on = collect_target(target.test_path, target.kind == "device")["target_on"]
+    on = env["target_on"]
     if target.kind == "device":
         return on
     return f"a new test file on {on}" if target.disklab_owns_file else f"an existing file on {on}"

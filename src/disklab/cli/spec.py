@@ -9,10 +9,8 @@ from pathlib import Path
 import click
 
 from disklab.analysis.findings import Spec
-from disklab.env.collect import collect_target
 from disklab.env.registry import DEVICE_PREFIX
 from disklab.store.records import RunRecord
-from disklab.targets.target import Target
 
 
 def drive_spec(name: str) -> dict:
@@ -24,12 +22,12 @@ def drive_spec(name: str) -> dict:
     return _spec_of(drive)
 
 
-def spec_of_target(target: Target, say: Callable[[str], None]) -> dict | None:
+def spec_by_model(env: dict, say: Callable[[str], None]) -> dict | None:
     """Without --spec: the ratings of the catalogue's drive file that names the model of a disk under the target
-    (a drive file of the user's own with `model = "..."` checks every run on that drive); None: no file names it."""
+    (`env`: env/collect.py's collect_target; a drive file of the user's own with `model = "..."` checks every run on
+    that drive); None: no file names it."""
     from disklab.capacity.catalogue import drive_of_model, load_catalogue
 
-    env = collect_target(target.test_path, target.kind == "device")
     models = [v for k, v in env.items() if k.startswith(DEVICE_PREFIX) and k.endswith(".model") and v]
     catalogue = load_catalogue() if models else {}
     for model in models:

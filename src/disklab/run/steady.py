@@ -7,18 +7,10 @@ count up in `attempt`.
 from dataclasses import dataclass
 from typing import Sequence
 
-from disklab.analysis.steady import SteadyVerdict, steady_verdict
-from disklab.fio.parse import JobResult
+from disklab.analysis.steady import SteadyVerdict, round_value, steady_verdict
 from disklab.plan.build import PRECONDITION_GROUP, Plan
 from disklab.run.schedule import Finished, Step
 from disklab.suite.model import TestSpec
-
-
-def round_value(job: JobResult, metric: str) -> float:
-    """The figure steady state is judged on: IOPS (read + write), or MB/s for throughput tests."""
-    if metric == "mb_per_s":
-        return sum(d.bw_bytes_per_s for d in job.directions) / 1e6
-    return sum(d.iops for d in job.directions)
 
 
 @dataclass(frozen=True)
