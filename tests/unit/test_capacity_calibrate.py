@@ -186,7 +186,7 @@ def test_a_fitted_rate_faster_than_the_interface_is_refused(store):
     with pytest.raises(UserError) as caught:
         fit_drive([record], DriveFacts("d", 10**12, "sata-6g"))
     assert str(caught.value) == ("random read transfer rate (fitted) 1,000 MB/s is faster than sata-6g allows "
-                                 "(550 MB/s): a cache answered; measure the raw drive with direct I/O")
+                                 "(600 MB/s): a cache answered; measure the raw drive with direct I/O")
 
 
 def test_a_sequential_rate_faster_than_the_interface_is_refused(store):
@@ -195,7 +195,7 @@ def test_a_sequential_rate_faster_than_the_interface_is_refused(store):
     record = stored_run(store, [*_sweep("read", 100e-6, 500e6, SIZES), sequential])
     with pytest.raises(UserError) as caught:
         fit_drive([record], DriveFacts("d", 10**12, "sata-6g"))
-    assert str(caught.value) == ("sequential read 1,040 MB/s is faster than sata-6g allows (550 MB/s): a cache "
+    assert str(caught.value) == ("sequential read 1,040 MB/s is faster than sata-6g allows (600 MB/s): a cache "
                                  "answered; measure the raw drive with direct I/O")
 
 
@@ -232,4 +232,4 @@ def test_calibrate_refusal_is_one_line(tmp_path, store):
                                       "x", "--capacity", "1TB", "--interface", "sata-6g"])
     assert result.exit_code == 2
     assert result.output == ("disklab: error: random read transfer rate (fitted) 1,000 MB/s is faster than sata-6g "
-                             "allows (550 MB/s): a cache answered; measure the raw drive with direct I/O\n")
+                             "allows (600 MB/s): a cache answered; measure the raw drive with direct I/O\n")

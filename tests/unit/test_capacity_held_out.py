@@ -8,8 +8,10 @@ from importlib import resources
 import pytest
 from click.testing import CliRunner
 
+from disklab.capacity import validation
+from disklab.capacity.bands import Band
 from disklab.capacity.held_out import HELD_OUT, HeldOutPoint, held_out
-from disklab.capacity.validation import Band, shipped_catalogue
+from disklab.capacity.tables import shipped_catalogue
 from disklab.cli.main import cli
 
 
@@ -28,20 +30,43 @@ def test_every_held_out_row_is_planned_or_says_why_not():
             factor = {"IOPS": 1, "MB/s": 1, "MiB/s": 2**20 / 1e6}[row["unit"]]
             assert point.published == pytest.approx(float(row["published"]) * factor), "the source's figure"
             assert (point.predicted is None) == (point.why_not is not None)
-    raidz2 = [p for p in studies["nas-hdd-raidz2-draid2.csv"].points if p.predicted is not None]
-    assert raidz2 and all(p.array == "5 x nl-sas-7.2k-12t raidz2 record=1MiB" for p in raidz2)
-    assert all(p.band.percent is None and p.inside is None for p in raidz2), "a ZFS pool has no validated band"
-    draid = [p for p in studies["nas-hdd-raidz2-draid2.csv"].points if p.predicted is None]
+    raidz2 = studies["nas-hdd-raidz2-draid2.csv"].points
+    assert {p.array for p in raidz2 if p.predicted is not None} == {"5 x sata-hdd-7.2k-12t raidz2 record=1MiB"}
+    assert {p.why_not for p in raidz2 if "sync=1" in p.label or p.why_not and "ZIL" in p.why_not} == {
+        "synchronous writes go to ZFS's intent log (ZIL), which the planner does not model"}
+    draid = [p for p in raidz2 if p.array.startswith("tank_draid")]
     assert draid and all(p.why_not == "the planner has no level draid2:3d:5c:0s" for p in draid)
     assert {p.why_not for p in studies["nas-ssd-raid-levels.csv"].points} == {
         "the source does not say whether the I/O was sequential or random"}
+    mx200 = studies["array-ssd-raid0-md-mx200.csv"].points
+    writes = [p for p in mx200 if p.label.startswith("randwrite")]
+    assert writes and all(p.why_not.startswith("out of the model: sata-ssd-consumer-1t rates random writes fresh")
+                          for p in writes), "a fresh rating does not plan a drive of unknown state"
+    assert all(p.predicted is not None for p in mx200 if p.label.startswith("randread"))
+
+
+def test_a_mixed_tests_figure_is_set_against_its_directions_share_of_the_prediction():
+    (study,) = [s for s in held_out(shipped_catalogue()) if s.source == "array-hdd-raid5-md-8x2tb.csv"]
+    mixed = [p for p in study.points if p.label.startswith("randrw")]
+    reads = {p.label.replace("(read)", ""): p.predicted for p in mixed if p.label.endswith("(read)")}
+    writes = {p.label.replace("(write)", ""): p.predicted for p in mixed if p.label.endswith("(write)")}
+    assert reads and reads == pytest.approx(writes)  # 50 % reads: each side is half the predicted IOPS
 
 
 def test_a_figure_inside_its_band_and_one_outside():
-    band = Band("ssd", 40.0, 20, "test")
-    assert HeldOutPoint("a", "p", "IOPS", 1000.0, 1300.0, band).inside
-    assert not HeldOutPoint("a", "p", "IOPS", 1000.0, 2000.0, band).inside
-    assert HeldOutPoint("a", "p", "IOPS", 1000.0, None, None, "why").inside is None
+    band = Band("ssd", 0.6, 1.4, 20, 3, "test")
+    assert HeldOutPoint("a", "p", "IOPS", 1300.0, 1000.0, band=band).inside
+    assert not HeldOutPoint("a", "p", "IOPS", 2000.0, 1000.0, band=band).inside
+    assert HeldOutPoint("a", "p", "IOPS", 1000.0, None, why_not="why").inside is None
+
+
+def test_each_held_out_point_carries_the_band_built_without_its_study():
+    result = validation.validate(shipped_catalogue())
+    for study in result.held_out:
+        others = [c for c in result.studies if c.study != study.source]
+        for point in study.planned:
+            kind_others = [c for c in others if c.kind == point.kind]
+            assert point.band.points == sum(c.points for c in kind_others)
 
 
 def test_validate_reports_the_held_out_share_inside_the_band():
@@ -51,4 +76,4 @@ def test_validate_reports_the_held_out_share_inside_the_band():
     assert [s["source"] for s in document["held_out"]] == list(HELD_OUT)
     assert sum(len(s["points"]) for s in document["held_out"]) == sum(len(published(n)) for n in HELD_OUT)
     (line,) = [n for n in document["notes"] if n.startswith("held out: ")]
-    assert "the bands above are in-sample" in line
+    assert "with a band built without their study" in line and "where the band promises 90%" in line

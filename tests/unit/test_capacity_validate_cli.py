@@ -4,7 +4,6 @@ and `capacity compare` in each format."""
 import csv
 import io
 import json
-import math
 import re
 
 from click.testing import CliRunner
@@ -36,7 +35,7 @@ def invoke(*args):
 
 
 def band_text(kind: str) -> str:
-    return f"±{math.ceil(shipped_band(kind).percent)} %"
+    return shipped_band(kind).text()
 
 
 # --- capacity validate ---
@@ -58,20 +57,23 @@ def test_validate_prints_every_point_each_cases_errors_the_crossover_and_the_ban
     assert ("crossover in MB/s over block size, published: the HDD array leads from 64KiB, the curves cross 1 time"
             in lines)
     assert any(line.startswith("crossover in MB/s over block size, predicted: ") for line in lines)
-    assert f"error band of ssd drives: {band_text('ssd')}, the 90th percentile" in result.output
+    assert f"error band of ssd drives: {band_text('ssd')}, " in " ".join(result.output.split())
+    assert "each study left out · the band built with it and without it" in lines
+    assert any(line.startswith("cross-validated: ") for line in lines)
 
 
 def test_validate_exports_json_csv_and_markdown(tmp_path):
     document = json.loads(invoke("capacity", "validate", "-f", "json").output)
-    assert document["format"] == "disklab-capacity-validation" and document["format_version"] == 2
+    assert document["format"] == "disklab-capacity-validation" and document["format_version"] == 3
     sweep = document["cases"][0]
     assert sweep["source"] == "blocksize-arrays.csv" and len(sweep["points"]) == 30
     assert sweep["points"][0] | {"predicted": None, "error_percent": None} == {
         "array": "8 x sata-ssd-1.6t raid6", "point": "4KiB", "unit": "IOPS", "published": 80000.0,
         "predicted": None, "error_percent": None, "kind": "ssd"}
     assert document["crossover"]["published_bytes"] == 65536
-    assert {b["kind"]: b["percent"] for b in document["bands"]} == {
-        "hdd": shipped_band("hdd").percent, "ssd": shipped_band("ssd").percent}
+    assert {b["kind"]: (b["low"], b["high"]) for b in document["bands"]} == {
+        kind: (shipped_band(kind).low, shipped_band(kind).high) for kind in ("hdd", "ssd")}
+    assert {(s["study"], s["kind"]) for s in document["studies"]} >= {("M2", "hdd"), ("M2", "ssd"), ("M4", "ssd")}
 
     out = tmp_path / "validation.csv"
     result = invoke("capacity", "validate", "-f", "csv", "-o", str(out))
@@ -119,28 +121,37 @@ def test_compare_prints_each_arrays_band_beside_every_figure():
     row = next(line for line in result.output.splitlines() if "RND 4KiB mixed 16 jobs" in line)
     assert row.count(band_text("ssd")) == 2 and row.count(band_text("hdd")) == 2  # beside IOPS and MB/s
     text = " ".join(result.output.split())
-    assert f"8 x sata-ssd-1.6t raid6 {band_text('ssd')} ({shipped_band('ssd').points} ssd points)" in text
-    assert "error band beside each figure: how far the model missed the published arrays" in text
+    band = shipped_band("ssd")
+    assert (f"8 x sata-ssd-1.6t raid6 {band.text()} under random I/O ({band.points} ssd points from {band.studies} "
+            "studies)") in text
+    assert "error band beside each figure: where the measured figure may lie" in text
 
 
-def test_markdown_csv_json_and_html_carry_the_band(tmp_path):
+def test_markdown_csv_json_and_html_carry_the_band_and_the_caveats(tmp_path):
     markdown = invoke("capacity", "show", M2[0], "-w", "mixed", "-f", "markdown").output
     row = next(line for line in markdown.splitlines() if line.startswith("| bssplit"))
     band = re.escape(band_text("ssd"))
-    assert re.fullmatch(rf"\| bssplit \S+ \| [\d,]+ {band} \| [\d,]+ {band} \| [a-z ]+ \|", row), row
+    assert re.fullmatch(rf"\| bssplit \S+ \| [\d,]+ {band} \[1\] \| [\d,]+ {band} \[1\] \| [a-z ]+ \|", row), row
+    assert "- [1] the controller's cache mode is not given: write-back with 2 GiB assumed" in markdown
     rows = list(csv.DictReader(io.StringIO(invoke("capacity", "compare", *M2, "-w", "mixed", "-f", "csv")
                                            .output.split("\n\n")[0])))
-    assert [float(r["error_band_percent"]) for r in rows] == [shipped_band("ssd").percent, shipped_band("hdd").percent]
+    for row, kind in zip(rows, ("ssd", "hdd")):
+        assert (float(row["iops_low"]), float(row["iops_high"])) == shipped_band(kind).range(float(row["iops"]))
+        assert "cache mode is not given" in row["caveats"]
     document = json.loads(invoke("capacity", "show", M2[1], "-w", "mixed", "-f", "json").output)
-    assert document["format_version"] == 2
-    array = document["arrays"][0]
-    assert array["error_band"] == {"kind": "hdd", "percent": shipped_band("hdd").percent, "percentile": 90,
-                                   "basis": shipped_band("hdd").why}
-    assert [p["error_band_percent"] for p in array["predictions"]] == [shipped_band("hdd").percent]
+    assert document["format_version"] == 3
+    (prediction,) = document["arrays"][0]["predictions"]
+    band = shipped_band("hdd")
+    assert prediction["error_band"] | {"iops_low": None} == {
+        "kind": "hdd", "low": band.low, "high": band.high, "iops_low": None, "iops_high": prediction["iops"] * band.high,
+        "bw_bytes_per_s_low": prediction["bw_bytes_per_s"] * band.low,
+        "bw_bytes_per_s_high": prediction["bw_bytes_per_s"] * band.high, "target_coverage": 0.9,
+        "cross_validated_coverage": band.coverage, "basis": band.why}
+    assert any("typical for its class" in text for text in prediction["caveats"])
     page = tmp_path / "plan.html"
     assert invoke("capacity", "compare", *M2, "--html", str(page), "-f", "json").exit_code == 0
     html = page.read_text()
-    assert f"±{math.ceil(shipped_band('ssd').percent)} %" in html and "error band 8 x sata-ssd-1.6t raid6" in html
+    assert band_text("ssd") in html and "error band 8 x sata-ssd-1.6t raid6" in html
 
 
 def test_a_network_path_or_a_host_link_says_not_validated_instead_of_a_band():
@@ -148,8 +159,9 @@ def test_a_network_path_or_a_host_link_says_not_validated_instead_of_a_band():
         result = invoke("capacity", "show", "4 x nvme-u3-3.84t raid0", "-w", "mixed", "-f", "markdown", *option)
         assert result.exit_code == 0, result.output
         row = next(line for line in result.output.splitlines() if line.startswith("| bssplit"))
-        assert row.count("(not validated)") == 2 and "±" not in row
-        assert "4 x nvme-u3-3.84t raid0 not validated: no published table has an array" in result.output
+        assert row.count("(not validated)") == 2 and " %" not in row
+        assert re.search(r"\[\d\] no error band: the published tables have \d ssd figures? of an array", result.output)
         document = json.loads(invoke("capacity", "show", "4 x nvme-u3-3.84t raid0", "-w", "mixed", "-f", "json",
                                      *option).output)
-        assert document["arrays"][0]["predictions"][0]["error_band_percent"] is None
+        band = document["arrays"][0]["predictions"][0]["error_band"]
+        assert band["low"] is None and band["iops_low"] is None and band["basis"].startswith("not validated: ")

@@ -19,7 +19,8 @@ from disklab.capacity.cost import Money
 from disklab.capacity.layout import parse_layout
 from disklab.capacity.model import Ceilings
 from disklab.capacity.planning import PlannedArray, plan_arrays, workload_tests
-from disklab.capacity.validation import Band, Case, Point, as_published, lead_changes, percentile
+from disklab.capacity.bands import Evidence, build_band
+from disklab.capacity.validation import Case, Point, as_published, lead_changes
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "published"
@@ -97,13 +98,22 @@ def test_every_spec_sheet_capacity_is_modelled_or_named_as_not_checked(result):
         assert p.label == "4KiB random 70% read QD256"
 
 
-def test_bands_come_from_the_prediction_points_of_each_kind(result):
-    by_kind = {b.kind: b for b in result.bands}
-    for kind in ("ssd", "hdd"):
-        errors = [abs(p.error_percent) for c in result.cases for p in c.points if p.kind == kind]
-        assert by_kind[kind] == Band(kind, percentile(errors, 90), len(errors),
-                                     f"90th percentile of the absolute errors of {len(errors)} {kind} points")
-        assert validation.shipped_band(kind) == by_kind[kind]  # show/compare's band is validate's
+def test_bands_are_built_from_every_predicted_point_of_their_kind_by_study(result):
+    """Each case's and each held-out table's predictions, each with its study: what bands.py cross-validates."""
+    evidence = [Evidence(c.study, p.kind, p.published / p.predicted) for c in result.cases for p in c.points if p.kind]
+    evidence += [Evidence(s.source, p.kind, p.published / p.predicted) for s in result.held_out for p in s.planned]
+    assert {c.study for c in result.cases} == {"M2", "M4"}
+    for band in result.bands:
+        assert band == build_band(band.kind, [e for e in evidence if e.kind == band.kind])
+        assert validation.shipped_band(band.kind) == band  # show/compare's band is validate's
+
+
+def test_each_study_is_checked_against_the_band_built_without_it(result):
+    for check in result.studies:
+        others = [p for p in result.studies if p.kind == check.kind and p.study != check.study]
+        assert check.in_sample == validation.shipped_band(check.kind)
+        assert check.cross_validated.points == sum(p.points for p in others)
+        assert check.cross_validated.studies == len(others)
 
 
 # --- the arithmetic, on hand-computable cases ---
@@ -112,25 +122,8 @@ def test_error_is_relative_to_the_published_figure_and_a_case_summarises_absolut
     points = (Point("a", "x", "IOPS", 100, 110, "ssd"), Point("a", "y", "IOPS", 200, 150, "ssd"),
               Point("a", "z", "IOPS", 50, 50, "ssd"))
     assert [p.error_percent for p in points] == [10, -25, 0]
-    c = Case("c", "f.csv", points)
+    c = Case("c", "f.csv", points, "M2")
     assert (c.median_error_percent, c.max_error_percent) == (10, 25)
-
-
-def test_percentile_is_the_nearest_rank():
-    assert percentile(list(range(20, 0, -1)), 90) == 18  # 18 of 20 values are at most 18
-    assert percentile([1, 2, 3], 90) == 3
-    assert percentile([7], 90) == 7
-
-
-def test_a_band_needs_ten_points_and_is_printed_rounded_up():
-    cases = [Case("c", "f.csv", tuple(Point("a", str(e), "IOPS", 100, 100 + e, "ssd") for e in range(1, 11))
-                  + tuple(Point("b", str(e), "IOPS", 100, 100 - e, "hdd") for e in (5, 6, 7))
-                  + (Point("b", "energy", "kWh", 10, 99, None),))]  # arithmetic counts towards no band
-    hdd, ssd = validation.error_bands(cases)
-    assert (ssd.percent, ssd.points, ssd.text()) == (9, 10, "±9 %")
-    assert (hdd.percent, hdd.points, hdd.text()) == (None, 3, "(not validated)")
-    assert hdd.why == "not validated: only 3 published points (a band needs 10)"
-    assert Band("ssd", 13.2, 20, "").text() == "±14 %"
 
 
 def test_lead_changes_finds_where_the_second_curve_takes_the_lead_and_counts_crossings():
@@ -164,28 +157,30 @@ def planned(spec: str, host_bytes_per_s: float | None = None, catalogue=None) ->
 def test_local_hardware_raid_arrays_get_their_drive_kinds_band():
     assert validation.band_for(planned("8 x sata-ssd-1.6t raid6")) == validation.shipped_band("ssd")
     assert validation.band_for(planned("12 x nl-sas-7.2k-12t raid6")) == validation.shipped_band("hdd")
-    assert validation.shipped_band("ssd").percent > 0
+    assert validation.shipped_band("ssd").validated and validation.shipped_band("hdd").validated
 
 
 def test_settings_and_kinds_no_published_table_covers_are_not_validated():
     behind_link = validation.band_for(planned("8 x sata-ssd-1.6t raid6", host_bytes_per_s=3125e6))
-    assert behind_link.percent is None and "host link" in behind_link.why
+    assert not behind_link.validated and "host link" in behind_link.why
     zfs = validation.band_for(planned("6 x nvme-u3-3.84t raidz2"))
-    assert zfs.percent is None and "ZFS" in zfs.why
+    assert not zfs.validated and "ZFS" in zfs.why
+    cacheless = validation.band_for(planned("8 x sata-ssd-1.6t raid6 write_cache=off"), workload_tests(["mixed"])[0])
+    assert not cacheless.validated and cacheless.why.startswith("not validated: out of the model: an SSD with its")
     measured = drive_from_dict({
         "name": "my-ssd", "description": "fitted", "kind": "measured", "interface": "sata-6g", "capacity": "1.6TB",
         "seq_read_mbps": 500, "seq_write_mbps": 450, "rand_read_iops": 80000, "rand_write_iops": 20000,
         "power_idle_w": 1, "power_active_w": 5, "price_eur": 100, "source": {"performance": "calibrate"},
     }, "test")
     band = validation.band_for(planned("8 x my-ssd raid6", catalogue={"my-ssd": measured}))
-    assert (band.percent, band.why) == (None, "not validated: no published table has measured drives")
+    assert (band.validated, band.why) == (False, "not validated: no published table has measured drives")
 
 
 def test_band_for_reads_the_arrays_ceilings_not_the_defaults():
     array = planned("8 x sata-ssd-1.6t raid6")
     linked = PlannedArray(array.layout, Ceilings(array.ceilings.controller_bytes_per_s, 1e9), array.predictions,
                           array.costs)
-    assert validation.band_for(linked).percent is None
+    assert not validation.band_for(linked).validated
 
 
 # --- the copies of the published tables ---

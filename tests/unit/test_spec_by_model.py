@@ -37,7 +37,9 @@ def test_a_drive_file_is_found_by_its_model_whatever_the_case_and_spacing(home):
     catalogue = load_catalogue()
     assert drive_of_model(catalogue, "  samsung ssd  990 PRO 2TB ").name == "my-990"
     assert drive_of_model(catalogue, "Samsung SSD 990 PRO 1TB") is None
-    assert all(drive.model is None for name, drive in catalogue.items() if name != "my-990"), "shipped: classes"
+    # the shipped 990 PRO file names the same model: the user's own file, loaded later, wins
+    assert catalogue["nvme-pcie4-consumer-2t"].model == "Samsung SSD 990 PRO 2TB"
+    assert {name for name, drive in catalogue.items() if drive.model} == {"my-990", "nvme-pcie4-consumer-2t"}
     again = home / "again.toml"
     again.write_text(drive_to_toml(catalogue["my-990"]))
     assert load_drive(again).model == "Samsung SSD 990 PRO 2TB"
@@ -58,3 +60,11 @@ def test_a_model_that_is_not_text_is_refused_naming_the_file(home):
     bad.write_text(MODEL_DRIVE.replace('model = "Samsung SSD 990 PRO 2TB"', "model = 990"))
     with pytest.raises(UserError, match=r"bad.toml: model must be a string"):
         load_drive(bad)
+
+
+def test_without_a_file_of_their_own_a_990_pro_is_checked_against_the_shipped_ratings(tmp_path, monkeypatch):
+    monkeypatch.setenv("DISKLAB_HOME", str(tmp_path))
+    said = []
+    spec = spec_module.spec_by_model({"device.nvme0n1.model": "Samsung SSD 990 PRO 2TB"}, said.append)
+    assert (spec["name"], spec["seq_read_mb_per_s"], spec["rand_write_iops"]) == (
+        "nvme-pcie4-consumer-2t", 7450.0, 1550000)

@@ -15,15 +15,24 @@ from disklab.system.textfile import parse_toml, read_text_file
 from disklab.units import brief, parse_size
 
 KINDS = ("hdd", "ssd", "measured")  # measured: fitted by calibrate, modelled like an SSD
-# Usable payload rate of each drive interface, bytes/s: 8b/10b (SATA) or 128b/130b (SAS-4, PCIe) coding and
-# protocol overhead taken off the line rate.
+CONDITIONS = ("steady", "fresh")  # an SSD's state: written full and worn in, or empty (fresh out of the box)
+
+
+def _line_rate(gigabaud: float, data_bits: int, coded_bits: int, lanes: int = 1) -> float:
+    """Bytes/s a link carries after its line coding; framing and protocol overhead not taken off."""
+    return lanes * gigabaud * 1e9 * data_bits / coded_bits / 8
+
+
+# The most each drive interface carries, bytes/s: its line rate after coding, a ceiling no rating may pass. Frame and
+# packet overhead are not taken off: drives are rated and measured above any payload estimate (Samsung 870 EVO:
+# rated 560 MB/s on SATA 6G, KitGuru measured 561; 990 PRO: rated 7,450 MB/s on PCIe 4.0 x4).
 INTERFACE_BYTES_PER_S = {
-    "sata-6g": 550e6,
-    "sas-12g": 1100e6,
-    "sas-24g": 2200e6,
-    "nvme-pcie3-x4": 3500e6,
-    "nvme-pcie4-x4": 7000e6,
-    "nvme-pcie5-x4": 14000e6,
+    "sata-6g": _line_rate(6, 8, 10),  # 600 MB/s
+    "sas-12g": _line_rate(12, 8, 10),  # 1,200 MB/s
+    "sas-24g": _line_rate(22.5, 128, 150),  # 2,400 MB/s (SAS-4: 22.5 Gbaud, 128b/150b)
+    "nvme-pcie3-x4": _line_rate(8, 128, 130, lanes=4),  # 3,938 MB/s
+    "nvme-pcie4-x4": _line_rate(16, 128, 130, lanes=4),  # 7,877 MB/s
+    "nvme-pcie5-x4": _line_rate(32, 128, 130, lanes=4),  # 15,754 MB/s
 }
 SMALL_BLOCK = 4096  # the block size of spec sheets' random IOPS ratings
 
@@ -62,6 +71,13 @@ class Drive:
     # The drive's model as the kernel reports it (sysfs device/model, e.g. "Samsung SSD 990 PRO 2TB"): a run on such
     # a drive checks its results against this file's ratings without --spec. None: a class, not one model.
     model: str | None = None
+    # The drive's own volatile write cache as it ships: on for almost every drive; drives sold for hardware RAID
+    # may ship with it off. A layout's write_cache= overrides it.
+    write_cache: bool = True
+    # The state the random-write rating was measured in: "steady" (a full drive after sustained writes, what data
+    # centre sheets rate and reviews call the worst case) or "fresh" (an empty drive, writes landing in an SLC
+    # cache: what consumer sheets rate).
+    rand_write_condition: str = "steady"
     origin: str = "catalogue"  # the file it came from
 
     @property
@@ -91,10 +107,11 @@ def load_catalogue(extra_files: tuple[Path, ...] = ()) -> dict[str, Drive]:
 
 
 def drive_of_model(catalogue: dict[str, Drive], model: str) -> Drive | None:
-    """The catalogue's drive file for this model (case and spacing aside), if one names it; measured drives
-    (calibrate's) are figures of a run, not ratings, and match nothing."""
+    """The catalogue's drive file for this model (case and spacing aside), if one names it, the last loaded first
+    (the user's file before a shipped one); measured drives (calibrate's) are figures of a run, not ratings, and
+    match nothing."""
     wanted = " ".join(model.split()).casefold()
-    return next((drive for drive in catalogue.values() if drive.model and drive.kind != "measured"
+    return next((drive for drive in reversed(catalogue.values()) if drive.model and drive.kind != "measured"
                  and " ".join(drive.model.split()).casefold() == wanted), None)
 
 
@@ -149,13 +166,17 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
         fail(f"missing {', '.join(missing)}")
-    known = set(_REQUIRED) | set(_OPTIONAL_NUMBERS) | {"source", "model"}
+    known = set(_REQUIRED) | set(_OPTIONAL_NUMBERS) | {"source", "model", "write_cache", "rand_write_condition"}
     unknown = sorted(set(data) - known)
     if unknown:
         fail(f"unknown key {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     for key in ("name", "description", "model"):
         if key in data and not isinstance(data[key], str):
             fail(f"{key} must be a string, not {brief(data[key])}")
+    if not isinstance(data.get("write_cache", True), bool):
+        fail(f"write_cache must be true or false, not {brief(data['write_cache'])}")
+    if data.get("rand_write_condition", "steady") not in CONDITIONS:
+        fail(f"rand_write_condition must be one of {', '.join(CONDITIONS)}, not {brief(data['rand_write_condition'])}")
     if "model" in data and not data["model"].strip():
         fail("model must name the drive as the kernel reports it, e.g. \"Samsung SSD 990 PRO 2TB\"")
     if not data["name"] or any(c.isspace() for c in data["name"]):
@@ -198,7 +219,9 @@ def drive_from_dict(data: dict, origin: str) -> Drive:
         name=data["name"], description=data["description"], kind=data["kind"],
         interface=data["interface"], capacity_bytes=capacity,
         seq_read_bytes_per_s=numbers["seq_read_mbps"] * 1e6, seq_write_bytes_per_s=numbers["seq_write_mbps"] * 1e6,
-        sources=tuple((str(k), str(v)) for k, v in source.items()), model=data.get("model"), origin=origin,
+        sources=tuple((str(k), str(v)) for k, v in source.items()), model=data.get("model"),
+        write_cache=data.get("write_cache", True), rand_write_condition=data.get("rand_write_condition", "steady"),
+        origin=origin,
         **optional,
     )
 
@@ -238,6 +261,10 @@ def drive_to_toml(drive: Drive) -> str:
              f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}"]
     if drive.model is not None:
         lines.append(f"model = {_quoted(drive.model)}")
+    if not drive.write_cache:
+        lines.append("write_cache = false")
+    if drive.rand_write_condition != "steady":
+        lines.append(f"rand_write_condition = {_quoted(drive.rand_write_condition)}")
     by_field = {field: (key, factor) for key, (field, factor) in _OPTIONAL_NUMBERS.items()}
     for f in fields(Drive):
         value = getattr(drive, f.name)

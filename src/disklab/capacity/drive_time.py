@@ -95,6 +95,10 @@ def ssd_op_time(drive: Drive, op: str, size: float, sequential: bool = False) ->
     return max(floor, command_time(drive, op) + size / transfer_rate(drive, op, sequential=False))
 
 
+def revolution_s(drive: Drive) -> float:
+    return 2 * HALF_REVOLUTION_S_PER_RPM / drive.rpm
+
+
 def seek_time(drive: Drive, op: str, distance: float) -> float:
     """Seconds to move the head across `distance` (share of the full stroke); 0 on the same track."""
     if distance <= 0:

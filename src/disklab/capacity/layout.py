@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
-from disklab.capacity.catalogue import Drive, find_drive
+from disklab.capacity.catalogue import CONDITIONS, Drive, find_drive
 from disklab.capacity.path import Path, parse_via
 from disklab.errors import UserError
 from disklab.units import brief, format_size, parse_size
@@ -81,6 +81,7 @@ class Controller:
 
     cache_bytes: int = DEFAULT_CACHE_BYTES
     read_ahead: bool = False
+    stated: bool = False  # the cache mode was given (cache=), not assumed
 
     @property
     def write_back(self) -> bool:
@@ -99,6 +100,9 @@ class Layout:
     record_bytes: int = DEFAULT_RECORD_BYTES  # ZFS
     arc_bytes: int = 0  # ZFS: RAM of the read cache the data set may hit
     via: Path = field(default_factory=lambda: parse_via("local"))
+    write_cache: bool = True  # the drives' own volatile write cache
+    condition: str = "steady"  # SSDs: written full (steady state) or empty (fresh)
+    cpu_bytes_per_s: float | None = None  # what the host's or NAS's CPU and file system move at most; None: not charged
 
     @property
     def group_size(self) -> int:
@@ -174,7 +178,7 @@ class Layout:
         """Sequential writes behind a write-back cache (or a whole stripe or more at once) fill full stripes."""
         level = self.level
         if level.zfs:
-            return self._record_writes(size)
+            return self._record_writes(size, sequential)
         strips = math.ceil(size / self.strip_bytes)
         if level.name == "raid1":
             return DriveOps(write_accesses=self.count, write_bytes=self.count * size, largest_write=size)
@@ -212,21 +216,23 @@ class Layout:
     # busies every data drive of its vdev (a raidz vdev reads small blocks at about one drive's IOPS); a mirror
     # reads a record from either side. Writes are copy-on-write: a whole record (and its parity) goes to free
     # space, never a read-modify-write of parity; a write smaller than a record reads the rest of the record
-    # first, unless the ARC holds it.
+    # first, unless the ARC holds it, or the write is part of a stream: streaming writes gather in RAM into whole
+    # records before a transaction group writes them ("ZFS gathers small sequential writes", OpenZFS "Workload
+    # tuning", recordsize), so they cost the record's write, never a read.
 
     def _record_reads(self, records: int) -> DriveOps:
         pieces = self.group_size - self.level.parity if self.level.parity else 1  # raidz splits a record
         return DriveOps(read_accesses=records * pieces, read_bytes=records * self.record_bytes,
                         largest_read=self.record_bytes / pieces)
 
-    def _record_writes(self, size: int) -> DriveOps:
-        records = math.ceil(size / self.record_bytes)
+    def _record_writes(self, size: int, sequential: bool) -> DriveOps:
+        records = size / self.record_bytes if sequential else math.ceil(size / self.record_bytes)
         if self.level.parity:  # the record split over a raidz vdev's data drives, with its parity
             pieces, copies = self.group_size, self.group_size / (self.group_size - self.level.parity)
         else:
             pieces = copies = 2 if self.level.two_way_mirror else 1
         written = records * self.record_bytes * copies
-        partial = size % self.record_bytes
+        partial = size % self.record_bytes and not sequential
         read = self._record_reads(1) if partial else DriveOps()
         return DriveOps(read_accesses=read.read_accesses, read_bytes=read.read_bytes, largest_read=read.largest_read,
                         write_accesses=records * pieces, write_bytes=written,
@@ -243,6 +249,11 @@ class Layout:
                 cache = self.controller.cache_bytes
                 parts += [f"cache={format_size(cache) if cache else 'none'}",
                           f"readahead={'on' if self.controller.read_ahead else 'off'}"]
+        parts.append(f"write_cache={'on' if self.write_cache else 'off'}")
+        if self.drive.kind != "hdd":
+            parts.append(f"condition={self.condition}")
+        if self.cpu_bytes_per_s:
+            parts.append(f"cpu_mbps={self.cpu_bytes_per_s / 1e6:g}")
         return " ".join(parts + [f"via={self.via.text}"])
 
 
@@ -255,6 +266,11 @@ OPTIONS = {
     "record": "ZFS recordsize, or a zvol's volblocksize (default 128KiB, a dataset's default)",
     "arc": "ZFS: RAM of the ARC the data set may hit (default 0: a data set larger than the ARC)",
     "via": "the path from host to array, e.g. local, iscsi:25GbE, nfs:10GbE (see 'disklab capacity show --help')",
+    "write_cache": "the drives' own write cache: on or off (default: the drive file's write_cache, else on)",
+    "condition": "SSDs written full and worn in (steady, the default: the worst case reviews report) or empty "
+                 "(fresh)",
+    "cpu_mbps": "MB/s the host's or NAS's CPU and file system move at most, from a measurement or a review "
+                "(default: not charged)",
 }
 _ZFS_ONLY, _CONTROLLER_ONLY = ("record", "arc"), ("strip", "cache", "readahead")
 
@@ -287,7 +303,7 @@ def parse_layout(spec: str, catalogue: dict[str, Drive], strip_bytes: int = DEFA
         raise UserError(f"{spec!r}: {level.name} pairs drives, so it needs an even count (has {count})")
     controller = None if level.zfs or drive.interface.startswith("nvme") else Controller()
     layout = Layout(spec=spec.strip(), count=count, drive=drive, level=level, groups=groups,
-                    strip_bytes=strip_bytes, controller=controller, via=parse_via(via))
+                    strip_bytes=strip_bytes, controller=controller, via=parse_via(via), write_cache=drive.write_cache)
     return _with_options(layout, options_text.split())
 
 
@@ -320,13 +336,24 @@ def _with_options(layout: Layout, words: list[str]) -> Layout:
 def _set(layout: Layout, key: str, value: str) -> Layout:
     if key == "via":
         return replace(layout, via=parse_via(value))
-    if key == "readahead":
+    if key in ("readahead", "write_cache"):
         if value.lower() not in ("on", "off"):
             raise ValueError("write on or off")
+        if key == "write_cache":
+            return replace(layout, write_cache=value.lower() == "on")
         return replace(layout, controller=replace(layout.controller or Controller(0), read_ahead=value.lower() == "on"))
     if key == "cache":
         size = 0 if value.lower() in ("none", "0", "off") else parse_size(value)
-        return replace(layout, controller=replace(layout.controller or Controller(), cache_bytes=size))
+        return replace(layout, controller=replace(layout.controller or Controller(), cache_bytes=size, stated=True))
+    if key == "condition":
+        if value.lower() not in CONDITIONS:
+            raise ValueError(f"write {' or '.join(CONDITIONS)}")
+        return replace(layout, condition=value.lower())
+    if key == "cpu_mbps":
+        rate = float(value)
+        if not 1 <= rate <= 1e9:
+            raise ValueError("write the MB/s as a number from 1 to 1e9")
+        return replace(layout, cpu_bytes_per_s=rate * 1e6)
     size = parse_size(value)
     if key == "arc":
         return replace(layout, arc_bytes=size)

@@ -9,7 +9,9 @@ of these limits to be reached, and the prediction names it:
   law), the path's per-I/O latency included;
 - controller link: bytes the drives move (parity and mirror copies included) over the controller's link to them;
 - host link: bytes the host moves over its link, or over the path's network link (`via`);
-- target: a network target's published I/O rate per target.
+- target: a network target's published I/O rate per target;
+- CPU: what the host's or NAS's CPU and file system move at most (`cpu_mbps=`, given by the user: no drive or
+  layout figure tells it).
 Terms beyond the drives, each from what the published studies show matters:
 - A RAID controller's write-back cache acknowledges writes from its memory and destages them later, sorted:
   the drives still do every write (a cache cannot make sustained writes faster than the drives take them), but
@@ -19,14 +21,22 @@ Terms beyond the drives, each from what the published studies show matters:
   once per stripe instead of once per request.
 - Sequential I/O follows on from the previous request: an HDD positions only when several streams share it.
 - Where the data set lies (the test's region and size) sets the HDD zone rates and how far the heads seek.
-- ZFS: records, copy-on-write writes that the allocator lays out in order (no seek per write), and the ARC
-  answering the share of reads it holds.
+- ZFS: records, copy-on-write writes that the allocator lays out in order (no seek per write), streaming writes
+  gathered into whole records, prefetch that reads each stream ahead, and the ARC answering the share of reads it
+  holds.
+- Parity: a sequential read passes over the parity on every drive, so a parity array streams at its data drives'
+  rate (RAID5 and raidz1 N - 1 drives, RAID6 and raidz2 N - 2), the textbook figure (Wikipedia, "Standard RAID
+  levels", comparison table: sequential read (n - 1)x for RAID 5, (n - 2)x for RAID 6); HDD RAID10 likewise
+  streams at half its drives (each drive passes over the strips its mirror reads).
+- A drive's own write cache off: an HDD writes each request to the platter before completing it, so a lone
+  sequential stream misses its next sector and waits a revolution per write (one write per revolution: 120 IOPS
+  at 7,200 rpm); a queue of such writes lets the drive take them back to back.
 """
 
 from dataclasses import dataclass
 
 from disklab.capacity.catalogue import Drive
-from disklab.capacity.drive_time import Region, hdd_op_time, ssd_op_time
+from disklab.capacity.drive_time import Region, hdd_op_time, revolution_s, ssd_op_time
 from disklab.capacity.layout import DriveOps, Layout
 from disklab.suite.model import TestSpec
 from disklab.units import parse_size
@@ -42,8 +52,20 @@ DESTAGE_QUEUE = 32
 CACHE_WRITE_LATENCY_S = 40e-6
 # A read the ARC answers from RAM goes through ZFS but not to a drive: typical for the class 10-30 us.
 ARC_HIT_LATENCY_S = 20e-6
+# An SSD's wait for one small request alone, where its drive file gives no typical latency: typical for the class,
+# sheets give 55-80 us for reads (Intel DC S3610 55, Micron 7450 80; Samsung 870 EVO 13,000 IOPS at QD1 = 77) and
+# 15-66 us for writes (Micron 7450 15, Intel DC S3610 66; 870 EVO 36,000 IOPS at QD1 = 28).
+SSD_TYPICAL_LATENCY_S = {"read": 80e-6, "write": 30e-6}
+# ZFS prefetch reads each sequential stream this far ahead at most: 8 MiB in OpenZFS up to 2.1 and on 32-bit
+# systems, 64 MiB on 64-bit ones since ("max bytes to prefetch per stream", module/zfs/dmu_zfetch.c); the smaller.
+ZFETCH_DISTANCE_BYTES = 8 * 1024 * 1024
+# Sequential streams sharing an HDD: its cache, split into segments, reads ahead and gathers writes per stream,
+# so the heads move once per run of this many bytes, not per request. Typical for the class: drives carry 64-512
+# MiB of cache in 16 or more segments (product manuals describe segmented read look-ahead and write caching); 1 MiB
+# per stream is well inside a segment.
+HDD_STREAM_RUN_BYTES = 1024 * 1024
 LIMIT_DRIVES, LIMIT_CONCURRENCY = "drives", "concurrency"
-LIMIT_CONTROLLER, LIMIT_HOST, LIMIT_TARGET = "controller link", "host link", "target"
+LIMIT_CONTROLLER, LIMIT_HOST, LIMIT_TARGET, LIMIT_CPU = "controller link", "host link", "target", "CPU"
 
 
 @dataclass(frozen=True)
@@ -145,6 +167,8 @@ def predict(layout: Layout, workload: Workload, ceilings: Ceilings) -> Predictio
         limits[LIMIT_HOST] = ceilings.host_bytes_per_s / host_bytes
     if layout.via.per_io_busy_s:
         limits[LIMIT_TARGET] = 1 / layout.via.per_io_busy_s
+    if layout.cpu_bytes_per_s:
+        limits[LIMIT_CPU] = layout.cpu_bytes_per_s / host_bytes
     limit = min(limits, key=limits.get)
     iops = limits[limit]
     return Prediction(workload.name, iops, iops * host_bytes, limit, latency)
@@ -159,17 +183,30 @@ def _host_io(layout: Layout, workload: Workload, region: Region, op: str, size: 
         data_set = max(region.span * layout.net_capacity_bytes, 1.0)
         cached = min(1.0, layout.arc_bytes / data_set) if layout.level.zfs else 0.0
         queue = _offered_queue(layout, workload, ops)
-        busy = _busy(drive, ops, region, queue, workload.sequential, _positioned_share(workload),
-                     _passed_over(layout, workload))
+        positioned = _positioned_share(workload)
+        if layout.level.zfs and workload.sequential:  # prefetch: one positioning per stretch read ahead
+            positioned *= min(1.0, layout.record_bytes / ZFETCH_DISTANCE_BYTES)
+        positioned *= _stream_run_share(layout, workload, ops.read_bytes, ops.read_accesses, True)
+        busy = _busy(drive, ops, region, queue, workload.sequential, positioned, _passed_over(layout, workload))
         wait = _idle_wait(drive, ops, region, workload.sequential)
         return _Costs((1 - cached) * busy, (1 - cached) * ops.read_bytes,
                       (1 - cached) * wait + cached * ARC_HIT_LATENCY_S)
     ops = layout.write_ops(size, sequential=workload.sequential)
-    deferred = layout.write_back or ops.writes_in_order
-    queue = DESTAGE_QUEUE if layout.write_back else _offered_queue(layout, workload, ops)
+    # An HDD's own write cache (on as drives ship) acknowledges writes no controller cache took, and destages
+    # them sorted from its queue; parity reads still come first.
+    drive_cached = drive.kind == "hdd" and layout.write_cache and not layout.write_back
+    deferred = layout.write_back or ops.writes_in_order or drive_cached
+    queue = DESTAGE_QUEUE if layout.write_back or drive_cached else _offered_queue(layout, workload, ops)
     positioned = 0.0 if workload.sequential and deferred else _positioned_share(workload)
-    busy = _busy(drive, ops, region, queue, workload.sequential, positioned)
-    wait = CACHE_WRITE_LATENCY_S if deferred else _idle_wait(drive, ops, region, workload.sequential)
+    positioned *= _stream_run_share(layout, workload, ops.write_bytes, ops.write_accesses, layout.write_cache)
+    busy = _busy(drive, ops, region, queue, workload.sequential, positioned, write_cache=layout.write_cache)
+    if layout.write_back or ops.writes_in_order:
+        wait = CACHE_WRITE_LATENCY_S
+    elif drive_cached:
+        first = ops.read_then_write and _one_request(drive, "read", ops.largest_read, region, workload.sequential)
+        wait = CACHE_WRITE_LATENCY_S + (first or 0.0)
+    else:
+        wait = _idle_wait(drive, ops, region, workload.sequential)
     return _Costs(busy, ops.read_bytes + ops.write_bytes, wait)
 
 
@@ -179,6 +216,15 @@ def _offered_queue(layout: Layout, workload: Workload, ops: DriveOps) -> float:
     return max(1.0, workload.outstanding * accesses / layout.count)
 
 
+def _stream_run_share(layout: Layout, workload: Workload, n_bytes: float, accesses: float, cached: bool) -> float:
+    """Of the requests of several sequential streams on an HDD, the share that moves the heads: the drive's
+    segmented cache reads ahead (and, with its write cache on, gathers writes) HDD_STREAM_RUN_BYTES of a stream
+    before it turns to the next."""
+    if layout.drive.kind != "hdd" or not workload.sequential or not cached or not accesses:
+        return 1.0
+    return min(1.0, n_bytes / accesses / HDD_STREAM_RUN_BYTES)
+
+
 def _positioned_share(workload: Workload) -> float:
     """The share of drive requests that need a seek: all of them for random I/O; for sequential I/O none when each
     drive serves one stream, else every one (the streams take turns; read-ahead makes the requests fewer)."""
@@ -186,19 +232,19 @@ def _positioned_share(workload: Workload) -> float:
 
 
 def _passed_over(layout: Layout, workload: Workload) -> float:
-    """A sequential read streams past everything on an HDD's tracks, parity strips and the mirror's half read by
-    the other side included: a striped HDD array streams at its data drives' rate (RAID5 N - 1 drives, RAID6
-    N - 2, RAID10 N / 2), not all of its drives'."""
-    striped = not layout.level.zfs and layout.level.name != "raid1"
-    if layout.drive.kind != "hdd" or not workload.sequential or not striped:
+    """A sequential read streams past the parity on every drive, and on an HDD past the strips the mirror's other
+    side reads: the array streams at its data drives' rate, not all of its drives'."""
+    hdd_mirror = layout.drive.kind == "hdd" and layout.level.name == "raid10"
+    if not workload.sequential or not (layout.level.parity or hdd_mirror):
         return 1.0
     return layout.count / layout.data_drives
 
 
 def _busy(drive: Drive, ops: DriveOps, region: Region, queue: float, sequential: bool, positioned: float,
-          passed_over: float = 1.0) -> float:
-    """Drive-seconds the operations cost, summed over the drives they touch; HDD reads pass `passed_over` times
-    their bytes under the heads."""
+          passed_over: float = 1.0, write_cache: bool = True) -> float:
+    """Drive-seconds the operations cost, summed over the drives they touch; reads pass `passed_over` times their
+    bytes under the heads (or through the SSD); an HDD without its write cache and without a queue waits a
+    revolution for each write that follows on."""
     total = 0.0
     for op, accesses, n_bytes, in_order in (("read", ops.read_accesses, ops.read_bytes * passed_over, False),
                                             ("write", ops.write_accesses, ops.write_bytes, ops.writes_in_order)):
@@ -207,7 +253,10 @@ def _busy(drive: Drive, ops: DriveOps, region: Region, queue: float, sequential:
         each = n_bytes / accesses
         if drive.kind == "hdd":
             seek_share = 0.0 if in_order else positioned
-            total += accesses * hdd_op_time(drive, op, each, region.span, queue, seek_share, region)
+            each_s = hdd_op_time(drive, op, each, region.span, queue, seek_share, region)
+            if op == "write" and not write_cache and queue < 2:
+                each_s += (1 - seek_share) * revolution_s(drive)
+            total += accesses * each_s
         else:
             total += accesses * ssd_op_time(drive, op, each, sequential=sequential or in_order)
     return total
@@ -227,5 +276,6 @@ def _one_request(drive: Drive, op: str, size: float, region: Region, sequential:
     if drive.kind == "hdd":
         return hdd_op_time(drive, op, size, region.span, positioned=0.0 if sequential else 1.0, region=region)
     typical = drive.latency_read_s if op == "read" else drive.latency_write_s
+    typical = typical or SSD_TYPICAL_LATENCY_S[op]
     busy = ssd_op_time(drive, op, size, sequential)
-    return max(busy, typical + busy - ssd_op_time(drive, op, 4096, sequential)) if typical else busy
+    return max(busy, typical + busy - ssd_op_time(drive, op, 4096, sequential))

@@ -8,19 +8,23 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from disklab.capacity.bands import TARGET_COVERAGE
 from disklab.capacity.catalogue import Drive
+from disklab.capacity.caveats import caveats
 from disklab.capacity.cost import HOURS_PER_YEAR
-from disklab.capacity.model import MODEL_NOTE
+from disklab.capacity.model import MODEL_NOTE, workload_from_test
 from disklab.capacity.planning import ArrayPlan, PlannedArray
-from disklab.capacity.validation import BAND_PERCENTILE, band_for
+from disklab.capacity.validation import band_for
 from disklab.analysis.compare import TestKey, match_params
 from disklab.report.compare import crossover_text
 from disklab.units import format_size
 from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version. 2: predictions carry error_band_percent, arrays their
-# error_band, crossovers the lead and what the model's error could make up; unknown costs are null.
-JSON_FORMAT_VERSION = 2
+# error_band, crossovers the lead and what the model's error could make up; unknown costs are null. 3: bands are
+# cross-validated intervals (error_band: low/high ratios and figures, or null with the reason), predictions carry
+# their caveats.
+JSON_FORMAT_VERSION = 3
 FORMATS = ("table", "markdown", "csv", "json")
 CURRENCY = "EUR"  # the catalogue's prices
 
@@ -90,14 +94,37 @@ def performance_headings(plan: ArrayPlan) -> list[str]:
     return texts
 
 
+def prediction_caveats(a: PlannedArray, test) -> list[str]:
+    """What the figure assumes or cannot back, each a sentence (caveats.py); its band's reason when it has none."""
+    found = caveats(a.layout, workload_from_test(test))
+    texts = [("out of the model, no error band: " if c.out_of_model else "") + c.text for c in found]
+    band = band_for(a, test)
+    if not band.validated and not any(c.out_of_model for c in found):
+        texts.append(f"no error band: {band.why.removeprefix('not validated: ')}")
+    return texts
+
+
+def caveat_numbers(plan: ArrayPlan) -> dict[str, int]:
+    """Every caveat of the plan, numbered in order of appearance: the figures carry [n], the notes say what n is."""
+    numbers: dict[str, int] = {}
+    for test in plan.tests:
+        for a in plan.arrays:
+            for text in prediction_caveats(a, test):
+                numbers.setdefault(text, len(numbers) + 1)
+    return numbers
+
+
 def performance_rows(plan: ArrayPlan) -> list[list[str]]:
-    """Each figure with the error band of its array beside it: '80,000 ±14 %'."""
+    """Each figure with its band and its caveats' numbers: '80,000 -30/+45 % [1]'."""
+    numbers = caveat_numbers(plan)
     rows = []
     for i, test in enumerate(plan.tests):
         texts = [test.label]
         for a in plan.arrays:
             p, band = a.predictions[i], band_for(a, test).text()
-            texts += [f"{p.iops:,.0f} {band}", f"{p.bw_bytes_per_s / 1e6:,.0f} {band}", p.limit]
+            marks = "".join(f"[{numbers[text]}]" for text in prediction_caveats(a, test))
+            marks = f" {marks}" if marks else ""
+            texts += [f"{p.iops:,.0f} {band}{marks}", f"{p.bw_bytes_per_s / 1e6:,.0f} {band}{marks}", p.limit]
         rows.append(texts)
     return rows
 
@@ -113,10 +140,12 @@ def notes(plan: ArrayPlan) -> list[str]:
         "the workload's I/Os in flight cap the result; 'limit' names what decides. MB/s = 10^6 bytes/s"
     )]
     lines.append(
-        "error band beside each figure: how far the model missed the published arrays and spec sheets disklab "
-        f"ships (`disklab capacity validate`), per drive kind the {BAND_PERCENTILE}th percentile of the absolute "
-        "errors of that kind's points, rounded up: " + "; ".join(_band_note(a, plan.tests) for a in plan.arrays)
+        "error band beside each figure: where the measured figure may lie, from the model's misses on the published "
+        "tables disklab ships (`disklab capacity validate`), cross-validated so that each study's figures fell "
+        f"inside the band built without it at least {TARGET_COVERAGE:.0%} of the time: "
+        + "; ".join(_band_note(a) for a in plan.arrays)
     )
+    lines += [f"[{n}] {text}" for text, n in caveat_numbers(plan).items()]
     data_sets = sorted({t.size for t in plan.tests if t.size})
     if data_sets:
         lines.append(f"data set: {', '.join(format_size(s) for s in data_sets)} (the workload's size; HDD seeks "
@@ -152,11 +181,10 @@ def crossover_lead(plan: ArrayPlan, crossover) -> tuple[float, float | None]:
              and key.without(crossover.parameter) == crossover.context)
     leader, other = (plan.arrays[n] for n in (crossover.leader, crossover.previous_leader))
     lead = leader.predictions[i].bw_bytes_per_s / other.predictions[i].bw_bytes_per_s - 1
-    bands = [band_for(a, plan.tests[i]).percent for a in (leader, other)]
-    if None in bands:
+    leading, trailing = (band_for(a, plan.tests[i]) for a in (leader, other))
+    if not (leading.validated and trailing.validated):
         return lead, None
-    band = max(bands) / 100
-    return lead, (1 + band) / (1 - band) - 1  # both figures off by the band, in opposite ways
+    return lead, trailing.high / leading.low - 1  # the leader at its band's low end, the other at its high end
 
 
 def _crossover_note(plan: ArrayPlan, crossover, names: list[str]) -> str:
@@ -168,13 +196,11 @@ def _crossover_note(plan: ArrayPlan, crossover, names: list[str]) -> str:
     return f"{crossover_text(crossover, names)}; {where}, {verdict} what the model's error could make up ({error:.0%})"
 
 
-def _band_note(a: PlannedArray, tests) -> str:
+def _band_note(a: PlannedArray) -> str:
     band = band_for(a)
-    if band.percent is None:
+    if not band.validated:
         return f"{a.layout.spec} {band.why}"
-    sequential = next((band_for(a, t) for t in tests if t.pattern == "sequential"), None)
-    return (f"{a.layout.spec} {band.text()} ({band.points} {band.kind} points)"
-            + (f"; its sequential tests {sequential.why}" if sequential else ""))
+    return f"{a.layout.spec} {band.text()} under random I/O ({band.points} {band.kind} points from {band.studies} studies)"
 
 
 def renderables(plan: ArrayPlan) -> list[RenderableType]:
@@ -209,12 +235,14 @@ def to_csv(plan: ArrayPlan) -> str:
     """Predictions in raw units, one line per workload and array; a blank line; the facts per array."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "error_band_percent", "note"])
+    writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "iops_low", "iops_high",
+                     "band_basis", "caveats", "note"])
     for i, test in enumerate(plan.tests):
         for a in plan.arrays:
             p, band = a.predictions[i], band_for(a, test)
-            note = MODEL_NOTE if band.percent is not None else f"{MODEL_NOTE}; error band {band.why}"
-            writer.writerow([test.label, a.layout.spec, p.iops, p.bw_bytes_per_s, p.limit, band.percent, note])
+            low, high = band.range(p.iops) or ("", "")
+            writer.writerow([test.label, a.layout.spec, p.iops, p.bw_bytes_per_s, p.limit, low, high, band.why,
+                             "; ".join(prediction_caveats(a, test)), MODEL_NOTE])
     out.write("\n")
     writer.writerow(["array", "net_capacity_bytes", "failures_tolerated", "power_w", "energy_kwh_per_year",
                      "operating_per_year", "purchase", "per_tb", "per_1000_iops", "total", "years", "currency"])
@@ -250,14 +278,13 @@ def to_json(plan: ArrayPlan) -> str:
                           "operating_per_year": a.costs.operating_per_year, "purchase": a.costs.purchase,
                           "per_tb": a.costs.per_tb, "per_1000_iops": a.costs.per_1000_iops,
                           "total": a.costs.total, "years": a.costs.years},
-                "error_band": {"kind": band.kind, "percent": band.percent, "percentile": BAND_PERCENTILE,
-                               "basis": band.why},
                 "predictions": [{"workload": p.workload, "iops": p.iops, "bw_bytes_per_s": p.bw_bytes_per_s,
                                  "limit": p.limit, "idle_latency_s": p.idle_latency_s,
-                                 "error_band_percent": band_for(a, test).percent}
+                                 "error_band": _band_json(band_for(a, test), p.iops, p.bw_bytes_per_s),
+                                 "caveats": prediction_caveats(a, test)}
                                 for p, test in zip(a.predictions, plan.tests)],
             }
-            for a, band in ((a, band_for(a)) for a in plan.arrays)
+            for a in plan.arrays
         ],
         "crossovers": [
             {"parameter": x.parameter, "value": x.value, "below": x.below, "leader": names[x.leader],
@@ -268,6 +295,14 @@ def to_json(plan: ArrayPlan) -> str:
         "notes": notes(plan),
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+def _band_json(band, iops: float, bw_bytes_per_s: float) -> dict:
+    """The band as ratios and as figures; low and high are null where the model has no validated band."""
+    iops_range, bw_range = band.range(iops) or (None, None), band.range(bw_bytes_per_s) or (None, None)
+    return {"kind": band.kind, "low": band.low, "high": band.high, "iops_low": iops_range[0],
+            "iops_high": iops_range[1], "bw_bytes_per_s_low": bw_range[0], "bw_bytes_per_s_high": bw_range[1],
+            "target_coverage": TARGET_COVERAGE, "cross_validated_coverage": band.coverage, "basis": band.why}
 
 
 EXPORTERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}

@@ -1,27 +1,29 @@
 """The model against every published table the project ships (published/): each point's error, each case's
-median and largest, and from them the error band every prediction carries.
+median and largest, and from them the error bands every prediction carries.
 
 Cases: study M2's block-size sweep and mixed block sizes (8 x SATA SSD in RAID6, 24 x 10k SAS HDD in RAID10), with
 the block size from which the HDD array leads; M2's arithmetic (net capacity, energy, operating cost), rounded as
 published; study M4's spec sheet: one NVMe drive under 4 KiB random 70/30 at the sheet's queue depth against the
-sheet's 70/30 IOPS (drive files hold the read and the write rating, not the mix, so this checks the model).
-The drives are the shipped catalogue's, or the user's files that replace them by name.
+sheet's 70/30 IOPS (drive files hold the read and the write rating, not the mix, so this checks the model); and
+the held-out tables (held_out.py). The drives are the shipped catalogue's, or the user's files that replace them
+by name. Every prediction point is evidence for its drive kind's band (bands.py), cross-validated by study.
 """
 
-import csv
 import functools
-import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from disklab.capacity.catalogue import Drive, load_drive, shipped_drive_files
+from disklab.capacity.bands import Band, Evidence, build_band, not_validated
+from disklab.capacity.catalogue import Drive, load_drive
+from disklab.capacity.caveats import caveats, features
 from disklab.capacity.cost import Money, energy_kwh_per_year, operating_cost_per_year
+from disklab.capacity.held_out import HELD_OUT, HeldOutStudy, held_out
 from disklab.capacity.layout import Layout, parse_layout
-from disklab.capacity.model import Ceilings, Workload, ceilings_for, predict
+from disklab.capacity.model import Ceilings, Workload, ceilings_for, predict, workload_from_test
 from disklab.capacity.planning import PlannedArray, crossovers_in_mb_per_s, plan_arrays, workload_tests
+from disklab.capacity.tables import published_rows, shipped_catalogue
 from disklab.errors import UserError
 from disklab.suite.model import TestSpec
 from disklab.units import format_size
@@ -29,9 +31,8 @@ from disklab.units import format_size
 M2_ARRAYS = (("ssd_array", "8 x sata-ssd-1.6t raid6"), ("hdd_array", "24 x sas-hdd-10k-2.4t raid10"))
 # Data-center spec sheets rate 4 KiB random read, write and 70/30 at queue depth 256 (published/README.md).
 SPEC_SHEET_BLOCK, SPEC_SHEET_QUEUE_DEPTH, SPEC_SHEET_READ_SHARE = 4096, 256, 0.7
-BAND_PERCENTILE = 90
-MIN_BAND_POINTS = 10  # below this a 90th percentile is just the largest error of a handful
-NOT_VALIDATED = "not validated"
+# A setting counts as covered when published figures of the drive kind with it are at least this many.
+MIN_FEATURE_POINTS = 3
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Point:
     published: float
     predicted: float
     kind: str | None  # the drive kind whose band the point counts towards; None: arithmetic, not a prediction
+    features: frozenset[str] = frozenset()
 
     @property
     def error_percent(self) -> float:
@@ -53,6 +55,7 @@ class Case:
     name: str
     source: str  # the published file
     points: tuple[Point, ...]
+    study: str  # the study the table belongs to: what cross-validation leaves out
 
     @property
     def median_error_percent(self) -> float:
@@ -76,41 +79,28 @@ class Crossover:
 
 
 @dataclass(frozen=True)
-class Band:
-    """How far the validation points of one drive kind fell from the published figures."""
+class StudyCheck:
+    """One study of one drive kind: its errors, and the band built with it (in-sample) and without it (its
+    cross-validated band), each with the share of the study's figures inside."""
 
+    study: str
     kind: str
-    percent: float | None  # the BAND_PERCENTILE-th percentile of the absolute errors; None: not validated
     points: int
-    why: str
-
-    def text(self) -> str:
-        """What stands beside a figure: '±14 %' (rounded up) or '(not validated)'."""
-        return f"({NOT_VALIDATED})" if self.percent is None else f"±{math.ceil(self.percent)} %"
-
-    def described(self) -> str:
-        """'±14 %, the 90th percentile of ...' or 'not validated: ...'."""
-        return self.why if self.percent is None else f"{self.text()}, the {self.why}"
+    median_error_percent: float
+    in_sample: Band
+    in_sample_inside: int | None
+    cross_validated: Band
+    cross_validated_inside: int | None
 
 
 @dataclass(frozen=True)
 class Validation:
     cases: tuple[Case, ...]
-    crossover: Crossover | None  # None when only some drive kinds were validated
+    crossover: Crossover | None  # None when the M2 arrays were not both modelled
     bands: tuple[Band, ...]
     skipped: tuple[str, ...]  # published rows without a drive to model them
-    held_out: tuple = ()  # held_out.HeldOutStudy: the tables the model never saw (capacity validate only)
-
-
-def published_rows(name: str) -> list[dict[str, str]]:
-    with (resources.files("disklab.capacity") / "published" / name).open(newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def shipped_catalogue() -> dict[str, Drive]:
-    """The drives disklab ships (not the user's folder): what the error bands describe."""
-    drives = [load_drive(path) for path in shipped_drive_files()]
-    return {d.name: d for d in drives}
+    held_out: tuple[HeldOutStudy, ...]
+    studies: tuple[StudyCheck, ...]
 
 
 def spec_sheet_drive(row: dict[str, str], catalogue: dict[str, Drive]) -> str | None:
@@ -128,6 +118,7 @@ def validation_catalogue(drive_files: Sequence[Path] = ()) -> dict[str, Drive]:
     catalogue.update({drive.name: drive for _, drive in given})
     used = {spec.split()[2] for _, spec in M2_ARRAYS}
     used |= {spec_sheet_drive(row, catalogue) for row in published_rows("spec-nvme-u3-example.csv")}
+    used |= {drive for planning in HELD_OUT.values() for drive in planning.drives.values()}
     for path, drive in given:
         if drive.name not in used:
             raise UserError(f"--drives {path}: drive {drive.name!r} is in no published table; the validation models "
@@ -136,34 +127,75 @@ def validation_catalogue(drive_files: Sequence[Path] = ()) -> dict[str, Drive]:
     return catalogue
 
 
-def validate(catalogue: dict[str, Drive], kinds: frozenset[str] | None = None) -> Validation:
-    """Every case; with kinds, only the points of those drive kinds (what a band needs: an SSD array's band
-    need not wait for the HDD model), without the crossover and the arithmetic."""
+def validate(catalogue: dict[str, Drive]) -> Validation:
+    """Every case and held-out table; the bands from all their prediction points, each study's checked against
+    the band built without it."""
     arrays = [(column, parse_layout(spec, catalogue)) for column, spec in M2_ARRAYS]
-    arrays = [(column, layout) for column, layout in arrays if kinds is None or layout.drive.kind in kinds]
     columns, layouts = [column for column, _ in arrays], [layout for _, layout in arrays]
-    cases, crossover = [], None
-    if layouts:
-        sweep = plan_arrays(layouts, workload_tests(["blocksize"]), Money())
-        by_size = {int(row["block_size_bytes"]): row for row in published_rows("blocksize-arrays.csv")}
-        points = tuple(
-            Point(array.layout.spec, format_size(test.bs), "IOPS", float(by_size[test.bs][f"{column}_iops"]),
-                  array.predictions[j].iops, array.layout.drive.kind)
-            for array, column in zip(sweep.arrays, columns) for j, test in enumerate(sweep.tests)
-        )
-        cases = [Case("M2 block-size sweep (suite blocksize)", "blocksize-arrays.csv", points),
-                 _mixed_case(layouts, columns)]
-        if kinds is None:
-            published = [[float(by_size[t.bs][f"{column}_mbps"]) * 1e6 for t in sweep.tests] for column in columns]
-            predicted = [[p.bw_bytes_per_s for p in a.predictions] for a in sweep.arrays]
-            (published_at, published_count), (predicted_at, predicted_count) = (
-                lead_changes(sweep.tests, published), lead_changes(sweep.tests, predicted))
-            crossover = Crossover(published_at, predicted_at, published_count, predicted_count)
-            cases.append(_arithmetic_case(layouts))
-    spec_case, skipped = _spec_sheet_case(catalogue, kinds)
+    sweep = plan_arrays(layouts, workload_tests(["blocksize"]), Money())
+    by_size = {int(row["block_size_bytes"]): row for row in published_rows("blocksize-arrays.csv")}
+    points = tuple(
+        _point(array, test, f"{format_size(test.bs)}", float(by_size[test.bs][f"{column}_iops"]), j)
+        for array, column in zip(sweep.arrays, columns) for j, test in enumerate(sweep.tests)
+    )
+    cases = [Case("M2 block-size sweep (suite blocksize)", "blocksize-arrays.csv", points, "M2"),
+             _mixed_case(layouts, columns)]
+    published = [[float(by_size[t.bs][f"{column}_mbps"]) * 1e6 for t in sweep.tests] for column in columns]
+    predicted = [[p.bw_bytes_per_s for p in a.predictions] for a in sweep.arrays]
+    (published_at, published_count), (predicted_at, predicted_count) = (
+        lead_changes(sweep.tests, published), lead_changes(sweep.tests, predicted))
+    crossover = Crossover(published_at, predicted_at, published_count, predicted_count)
+    cases.append(_arithmetic_case(layouts))
+    spec_case, skipped = _spec_sheet_case(catalogue)
     if spec_case.points:
         cases.append(spec_case)
-    return Validation(tuple(cases), crossover, error_bands(cases), skipped)
+    studies = held_out(catalogue)
+    evidence = _evidence(cases, studies)
+    kinds = sorted({e.kind for e in evidence})
+    bands = tuple(build_band(kind, [e for e in evidence if e.kind == kind]) for kind in kinds)
+    checks = tuple(_study_check(study, kind, evidence) for kind in kinds
+                   for study in dict.fromkeys(e.study for e in evidence if e.kind == kind))
+    return Validation(tuple(cases), crossover, bands, skipped, _with_bands(studies, evidence), checks)
+
+
+def _point(array: PlannedArray, test: TestSpec, label: str, published: float, index: int) -> Point:
+    return Point(array.layout.spec, label, "IOPS", published, array.predictions[index].iops, array.layout.drive.kind,
+                 features(array.layout, array.ceilings, workload_from_test(test)))
+
+
+def _evidence(cases: Sequence[Case], studies: Sequence[HeldOutStudy]) -> list[Evidence]:
+    evidence = [Evidence(case.study, p.kind, p.published / p.predicted, p.features)
+                for case in cases for p in case.points if p.kind]
+    evidence += [Evidence(study.source, p.kind, p.published / p.predicted, p.features)
+                 for study in studies for p in study.planned]
+    return evidence
+
+
+def _study_check(study: str, kind: str, evidence: list[Evidence]) -> StudyCheck:
+    own = [e for e in evidence if e.kind == kind and e.study == study]
+    others = [e for e in evidence if e.kind == kind and e.study != study]
+    in_sample = build_band(kind, [e for e in evidence if e.kind == kind])
+    cross = build_band(kind, others)
+    errors = [abs(1 / e.ratio - 1) * 100 for e in own]
+
+    def inside(band: Band) -> int | None:
+        return None if not band.validated else sum(band.low <= e.ratio <= band.high for e in own)
+
+    return StudyCheck(study, kind, len(own), statistics.median(errors), in_sample, inside(in_sample), cross,
+                      inside(cross))
+
+
+def _with_bands(studies: Sequence[HeldOutStudy], evidence: list[Evidence]) -> tuple[HeldOutStudy, ...]:
+    """Each held-out point with the band its kind would have without its study."""
+    bands: dict[tuple[str, str], Band] = {}
+
+    def band(study: str, kind: str) -> Band:
+        if (study, kind) not in bands:
+            bands[study, kind] = build_band(kind, [e for e in evidence if e.kind == kind and e.study != study])
+        return bands[study, kind]
+
+    return tuple(replace(study, points=tuple(p if p.kind is None else replace(p, band=band(study.source, p.kind))
+                                             for p in study.points)) for study in studies)
 
 
 def lead_changes(tests: Sequence[TestSpec], series: Sequence[Sequence[float]]) -> tuple[int | None, int]:
@@ -178,10 +210,9 @@ def lead_changes(tests: Sequence[TestSpec], series: Sequence[Sequence[float]]) -
 def _mixed_case(layouts, columns) -> Case:
     plan = plan_arrays(layouts, workload_tests(["mixed"]), Money())
     row = published_rows("mixed-arrays.csv")[0]
-    points = tuple(Point(a.layout.spec, f"bssplit {row['bssplit']}", "IOPS", float(row[f"{column}_iops"]),
-                         a.predictions[0].iops, a.layout.drive.kind)
+    points = tuple(_point(a, plan.tests[0], f"bssplit {row['bssplit']}", float(row[f"{column}_iops"]), 0)
                    for a, column in zip(plan.arrays, columns))
-    return Case("M2 mixed block sizes (suite mixed)", "mixed-arrays.csv", points)
+    return Case("M2 mixed block sizes (suite mixed)", "mixed-arrays.csv", points, "M2")
 
 
 def _arithmetic_case(layouts) -> Case:
@@ -199,7 +230,8 @@ def _arithmetic_case(layouts) -> Case:
             text = setup[figure][column]
             points.append(Point(layout.spec, figure.replace("_", " "), unit, float(text),
                                 as_published(value, text), None))
-    return Case("M2 arithmetic (power -> energy -> operating cost, net capacity)", "arrays-setup.csv", tuple(points))
+    return Case("M2 arithmetic (power -> energy -> operating cost, net capacity)", "arrays-setup.csv",
+                tuple(points), "M2")
 
 
 def as_published(value: float, text: str) -> float:
@@ -207,7 +239,7 @@ def as_published(value: float, text: str) -> float:
     return round(value, len(text.partition(".")[2]))
 
 
-def _spec_sheet_case(catalogue: dict[str, Drive], kinds: frozenset[str] | None) -> tuple[Case, tuple[str, ...]]:
+def _spec_sheet_case(catalogue: dict[str, Drive]) -> tuple[Case, tuple[str, ...]]:
     workload = Workload(f"{format_size(SPEC_SHEET_BLOCK)} random {SPEC_SHEET_READ_SHARE:.0%} read "
                         f"QD{SPEC_SHEET_QUEUE_DEPTH}", ((SPEC_SHEET_BLOCK, 1.0),), SPEC_SHEET_READ_SHARE,
                         SPEC_SHEET_QUEUE_DEPTH)
@@ -218,63 +250,49 @@ def _spec_sheet_case(catalogue: dict[str, Drive], kinds: frozenset[str] | None) 
             skipped.append(f"{row['model']} {row['capacity_label']}: no nvme-u3-* drive of "
                            f"{row['capacity_gb']} GB in the catalogue")
             continue
-        if kinds is not None and catalogue[name].kind not in kinds:
-            continue
         layout = parse_layout(f"1 x {name} raid0", catalogue)
-        prediction = predict(layout, workload, ceilings_for(layout))
+        ceilings = ceilings_for(layout)
+        prediction = predict(layout, workload, ceilings)
         points.append(Point(layout.spec, workload.name, "IOPS", float(row["rand_70_30_iops"]), prediction.iops,
-                            layout.drive.kind))
-    return Case("M4 spec sheet, 70/30 IOPS of one drive", "spec-nvme-u3-example.csv", tuple(points)), tuple(skipped)
-
-
-def error_bands(cases: Sequence[Case]) -> tuple[Band, ...]:
-    """Per drive kind, the BAND_PERCENTILE-th percentile of the absolute errors of its prediction points."""
-    errors: dict[str, list[float]] = {}
-    for case in cases:
-        for point in case.points:
-            if point.kind:
-                errors.setdefault(point.kind, []).append(abs(point.error_percent))
-    bands = []
-    for kind, values in sorted(errors.items()):
-        if len(values) < MIN_BAND_POINTS:
-            few = f"{len(values)} published point" + "s" * (len(values) != 1)
-            bands.append(Band(kind, None, len(values), f"{NOT_VALIDATED}: only {few} (a band needs {MIN_BAND_POINTS})"))
-        else:
-            bands.append(Band(kind, percentile(values, BAND_PERCENTILE), len(values),
-                              f"{BAND_PERCENTILE}th percentile of the absolute errors of {len(values)} {kind} points"))
-    return tuple(bands)
-
-
-def percentile(values: Sequence[float], percent: float) -> float:
-    """Nearest rank: the smallest value that at least `percent` % of the values do not exceed."""
-    ranked = sorted(values)
-    return ranked[max(1, math.ceil(percent / 100 * len(ranked))) - 1]
+                            layout.drive.kind, features(layout, ceilings, workload)))
+    return (Case("M4 spec sheet, 70/30 IOPS of one drive", "spec-nvme-u3-example.csv", tuple(points), "M4"),
+            tuple(skipped))
 
 
 @functools.cache
-def shipped_band(kind: str) -> Band:
-    """The band of one drive kind from the shipped tables and catalogue, computed when first needed."""
-    bands = validate(shipped_catalogue(), frozenset([kind])).bands
-    return bands[0] if bands else Band(kind, None, 0, f"{NOT_VALIDATED}: no published table has {kind} drives")
+def shipped_validation() -> Validation:
+    """The validation of the shipped tables and catalogue, computed when a band is first needed."""
+    return validate(shipped_catalogue())
+
+
+def shipped_evidence(kind: str) -> list[Evidence]:
+    v = shipped_validation()
+    return [e for e in _evidence(v.cases, v.held_out) if e.kind == kind]
 
 
 def band_for(array: PlannedArray, test: TestSpec | None = None) -> Band:
-    """The band of the array's drive kind (for one of its tests, when given)."""
-    return band_of(array.layout, array.ceilings, test is not None and test.pattern == "sequential")
+    """The band of one prediction of the array (for one of its tests; without: its random I/O)."""
+    workload = workload_from_test(test) if test is not None else Workload("random", ((4096, 1.0),), 1.0, 1)
+    return band_of(array.layout, array.ceilings, workload)
 
 
-def band_of(layout: Layout, ceilings: Ceilings, sequential: bool = False) -> Band:
-    """The band of the layout's drive kind; settings and workloads no published table covers have none: the
-    published arrays are local, on hardware RAID with a write-back cache (or single NVMe drives), with nothing
-    between them and the host, under random I/O."""
+def band_of(layout: Layout, ceilings: Ceilings, workload: Workload) -> Band:
+    """The cross-validated band of the layout's drive kind, where the published tables of that kind cover every
+    setting of the prediction and the model can back it (caveats.py); else not validated, with the reason."""
     kind = layout.drive.kind
-    uncovered = [why for applies, why in (
-        (layout.via.protocol != "local", f"an array reached over {layout.via.text}"),
-        (layout.level.zfs, "a ZFS pool"),
-        (bool(ceilings.host_bytes_per_s), "an array behind a host link"),
-        (layout.controller is not None and not layout.controller.write_back, "a RAID controller without a cache"),
-        (sequential, "sequential I/O on an array"),
-    ) if applies]
-    if uncovered:
-        return Band(kind, None, 0, f"{NOT_VALIDATED}: no published table has {uncovered[0]}")
+    beyond = next((c.text for c in caveats(layout, workload) if c.out_of_model), None)
+    if beyond:
+        return not_validated(kind, f"out of the model: {beyond}")
+    evidence = shipped_evidence(kind)
+    for feature in sorted(features(layout, ceilings, workload)):
+        count = sum(feature in e.features for e in evidence)
+        if count < MIN_FEATURE_POINTS:
+            return not_validated(kind, f"the published tables have {count} {kind} figure{'s' * (count != 1)} of "
+                                       f"{feature} (a band needs {MIN_FEATURE_POINTS})")
     return shipped_band(kind)
+
+
+def shipped_band(kind: str) -> Band:
+    """The cross-validated band of one drive kind from the shipped tables and catalogue."""
+    band = next((b for b in shipped_validation().bands if b.kind == kind), None)
+    return band or not_validated(kind, f"no published table has {kind} drives")

@@ -9,18 +9,23 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from disklab.capacity.bands import TARGET_COVERAGE, Band
 from disklab.capacity.held_out import HeldOutPoint, HeldOutStudy
 from disklab.capacity.model import MODEL_NOTE
-from disklab.capacity.validation import BAND_PERCENTILE, SPEC_SHEET_QUEUE_DEPTH, Case, Crossover, Validation
+from disklab.capacity.validation import SPEC_SHEET_QUEUE_DEPTH, Case, Crossover, StudyCheck, Validation
 from disklab.units import format_size
 from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version. 2: `held_out`, the tables the model never saw, each
-# point with the band printed beside its prediction and whether the published figure lies inside it.
-JSON_FORMAT_VERSION = 2
+# point with the band printed beside its prediction and whether the published figure lies inside it. 3: bands are
+# cross-validated intervals (low/high ratios); `studies`: each study's in-sample and cross-validated band; a
+# held-out point's band is the one built without its study.
+JSON_FORMAT_VERSION = 3
 FORMATS = ("table", "markdown", "csv", "json")
 POINT_HEADINGS = ["Array", "Point", "Published", "Predicted", "Error"]
-HELD_OUT_HEADINGS = ["Array", "Point", "Published", "Predicted", "Error", "Band", "Inside"]
+HELD_OUT_HEADINGS = ["Array", "Point", "Published", "Predicted", "Error", "Band without this study", "Inside"]
+STUDY_HEADINGS = ["Study", "Kind", "Points", "Median error", "Band with it", "Inside", "Band without it",
+                  "Inside"]
 
 
 def _figure(value: float, unit: str) -> str:
@@ -51,11 +56,33 @@ def held_out_line(studies: tuple[HeldOutStudy, ...]) -> str:
     planned = sum(len(s.planned) for s in studies)
     banded = [p for s in studies for p in s.banded]
     inside = sum(bool(p.inside) for p in banded)
-    share = f" ({inside / len(banded):.0%}, where a {BAND_PERCENTILE} % band promises {BAND_PERCENTILE} %)" \
-        if banded else ""
-    return (f"held out: {sum(len(s.points) for s in studies)} published figures the model never saw, {planned} "
-            f"planned from catalogue drives, {len(banded)} with a band, {inside} inside it{share}; the bands "
-            "above are in-sample (from the tables the model was built against), not yet cross-validated")
+    share = f" ({inside / len(banded):.0%}, where the band promises {TARGET_COVERAGE:.0%})" if banded else ""
+    return (f"held out: {sum(len(s.points) for s in studies)} published figures from sources the model was not "
+            f"built against, {planned} planned from catalogue drives, {len(banded)} with a band built without "
+            f"their study, {inside} inside it{share}")
+
+
+def _inside(count: int | None, points: int) -> str:
+    return "-" if count is None else f"{count} of {points}"
+
+
+def study_rows(checks: tuple[StudyCheck, ...]) -> list[list[str]]:
+    return [[c.study, c.kind, str(c.points), f"{c.median_error_percent:.0f} %", c.in_sample.text(),
+             _inside(c.in_sample_inside, c.points), c.cross_validated.text(),
+             _inside(c.cross_validated_inside, c.points)] for c in checks]
+
+
+def cross_validation_line(checks: tuple[StudyCheck, ...]) -> str:
+    counted = [c for c in checks if c.cross_validated_inside is not None]
+    inside, total = sum(c.cross_validated_inside for c in counted), sum(c.points for c in counted)
+    share = f" ({inside / total:.0%})" if total else ""
+    return (f"cross-validated: {inside} of {total} figures lie inside the band built without their study{share}; "
+            f"{sum(c.points for c in checks) - total} figures belong to studies whose kind has no band without them")
+
+
+def _band_json(band: Band) -> dict:
+    return {"kind": band.kind, "low": band.low, "high": band.high, "points": band.points, "studies": band.studies,
+            "cross_validated_coverage": band.coverage, "basis": band.why}
 
 
 def summary(case: Case) -> str:
@@ -76,12 +103,14 @@ def notes(v: Validation) -> list[str]:
     lines = crossover_lines(v.crossover) if v.crossover else []
     lines += [f"error band of {b.kind} drives: {b.described()}" for b in v.bands]
     lines += [f"not checked: {text}" for text in v.skipped]
-    if v.held_out:
-        lines.append(held_out_line(v.held_out))
+    lines.append(cross_validation_line(v.studies))
+    lines.append(held_out_line(v.held_out))
     lines.append(
-        "error = (predicted - published) / published; the bands are what `capacity show` and `capacity compare` "
-        f"print beside each prediction: per drive kind the {BAND_PERCENTILE}th percentile (nearest rank) of the "
-        "absolute errors of that kind's predicted points, rounded up; the arithmetic points are not predictions"
+        "error = (predicted - published) / published; a band is where the published figure may lie around a "
+        "prediction, as a share of it (-45/+120 %: from 0.55 to 2.2 times the prediction); the bands are what "
+        "`capacity show` and `capacity compare` print beside each prediction, built from every predicted point "
+        "of the drive kind (the arithmetic points are not predictions) and cross-validated by leaving each study "
+        f"out: the narrowest that held {TARGET_COVERAGE:.0%} of the left-out figures"
     )
     lines.append(
         "errors on IOPS: the published MB/s are IOPS x KiB / 1000 (binary and decimal mixed), so MB/s only says "
@@ -102,6 +131,13 @@ def renderables(v: Validation) -> list[RenderableType]:
         for row in point_rows(case):
             table.add_row(*row)
         items.append(table)
+    studies = Table(title="each study left out · the band built with it and without it", title_justify="left",
+                    caption=cross_validation_line(v.studies), caption_justify="left")
+    for i, heading in enumerate(STUDY_HEADINGS):
+        studies.add_column(heading, justify="left" if i < 2 else "right")
+    for row in study_rows(v.studies):
+        studies.add_row(*row)
+    items.append(studies)
     for study in v.held_out:
         table = Table(title=f"held out · {study.source}", title_justify="left", caption=study.summary(),
                       caption_justify="left")
@@ -120,6 +156,10 @@ def to_markdown(v: Validation) -> str:
                   "|---|---|---:|---:|---:|"]
         lines += ["| " + " | ".join(row) + " |" for row in point_rows(case)]
         lines += ["", summary(case), ""]
+    lines += ["**each study left out**", "", "| " + " | ".join(STUDY_HEADINGS) + " |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| " + " | ".join(row) + " |" for row in study_rows(v.studies)]
+    lines += ["", cross_validation_line(v.studies), ""]
     for study in v.held_out:
         lines += [f"**held out** · `{study.source}`", "", "| " + " | ".join(HELD_OUT_HEADINGS) + " |",
                   "|---|---|---:|---:|---:|---|---|"]
@@ -148,20 +188,31 @@ def to_csv(v: Validation) -> str:
         writer.writerow(["hdd array leads in MB/s from", x.published_bytes, x.predicted_bytes,
                          x.published_crossings, x.predicted_crossings])
         out.write("\n")
-    writer.writerow(["kind", "band_percent", "points", "basis"])
+    writer.writerow(["kind", "band_low", "band_high", "points", "studies", "basis"])
     for b in v.bands:
-        writer.writerow([b.kind, "" if b.percent is None else b.percent, b.points, b.why])
+        writer.writerow([b.kind, _blank(b.low), _blank(b.high), b.points, b.studies, b.why])
+    out.write("\n")
+    writer.writerow(["study", "kind", "points", "median_abs_error_percent", "in_sample_low", "in_sample_high",
+                     "in_sample_inside", "cross_validated_low", "cross_validated_high", "cross_validated_inside"])
+    for c in v.studies:
+        writer.writerow([c.study, c.kind, c.points, c.median_error_percent, _blank(c.in_sample.low),
+                         _blank(c.in_sample.high), _blank(c.in_sample_inside), _blank(c.cross_validated.low),
+                         _blank(c.cross_validated.high), _blank(c.cross_validated_inside)])
     out.write("\n")
     writer.writerow(["held_out_source", "array", "point", "unit", "published", "predicted", "error_percent",
-                     "band_percent", "inside", "not_planned"])
+                     "band_low", "band_high", "inside", "not_planned"])
     for study in v.held_out:
         for p in study.points:
-            band = p.band.percent if p.band and p.band.percent is not None else ""
-            writer.writerow([study.source, p.array, p.label, p.unit, p.published,
-                             "" if p.predicted is None else p.predicted,
-                             "" if p.error_percent is None else p.error_percent, band,
-                             "" if p.inside is None else p.inside, p.why_not or ""])
+            band = p.band or Band("", None, None, 0, 0, "")
+            writer.writerow([study.source, p.array, p.label, p.unit, p.published, _blank(p.predicted),
+                             _blank(p.error_percent), _blank(band.low), _blank(band.high), _blank(p.inside),
+                             p.why_not or ""])
     return out.getvalue()
+
+
+def _blank(value):
+    """Unknown as an empty cell."""
+    return "" if value is None else value
 
 
 def to_json(v: Validation) -> str:
@@ -181,13 +232,16 @@ def to_json(v: Validation) -> str:
                                       "predicted_bytes": v.crossover.predicted_bytes,
                                       "published_crossings": v.crossover.published_crossings,
                                       "predicted_crossings": v.crossover.predicted_crossings},
-        "bands": [{"kind": b.kind, "percent": b.percent, "percentile": BAND_PERCENTILE, "points": b.points,
-                   "basis": b.why} for b in v.bands],
+        "bands": [_band_json(b) for b in v.bands],
+        "studies": [{"study": c.study, "kind": c.kind, "points": c.points,
+                     "median_abs_error_percent": c.median_error_percent, "in_sample": _band_json(c.in_sample),
+                     "in_sample_inside": c.in_sample_inside, "cross_validated": _band_json(c.cross_validated),
+                     "cross_validated_inside": c.cross_validated_inside} for c in v.studies],
         "skipped": list(v.skipped),
         "held_out": [{"source": study.source, "summary": study.summary(),
                       "points": [{"array": p.array, "point": p.label, "unit": p.unit, "published": p.published,
                                   "predicted": p.predicted, "error_percent": p.error_percent,
-                                  "band_percent": p.band.percent if p.band else None, "inside": p.inside,
+                                  "band": p.band and _band_json(p.band), "inside": p.inside,
                                   "not_planned": p.why_not} for p in study.points]}
                      for study in v.held_out],
         "notes": notes(v),

@@ -1,7 +1,6 @@
 """`disklab capacity`: plan arrays before buying: the drive catalogue, layouts, predictions, power and money."""
 
 import tomllib
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -14,7 +13,6 @@ from disklab.capacity.catalogue import (
     user_drive_folder,
 )
 from disklab.capacity.cost import DEFAULT_PRICE_PER_KWH, DEFAULT_PUE, DEFAULT_YEARS, Money
-from disklab.capacity.held_out import held_out
 from disklab.capacity.html import plan_report
 from disklab.capacity.layout import DEFAULT_STRIP_BYTES, OPTIONS, parse_layout
 from disklab.capacity.model import MODEL_NOTE, SAS3_WIDE_PORT_BYTES_PER_S
@@ -272,7 +270,7 @@ def validate(output_format, output, drive_files):
     case's median and largest, the crossover block size, and the error bands `show` and `compare` print."""
     _check_outputs(output)
     catalogue = validation.validation_catalogue(drive_files)
-    result = replace(validation.validate(catalogue), held_out=held_out(catalogue))
+    result = validation.validate(catalogue)
     if output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
