@@ -242,7 +242,8 @@ _SIZES = st.one_of(st.sampled_from(["4k", "512", "511", "0", "none", "1152921504
                                     "9" * 30, "1.5k", "-1", "inf", "nan", ""]), st.integers(0, 2**62).map(str))
 _OPTION = st.tuples(st.sampled_from([*OPTIONS, "colour"]),
                     st.one_of(_SIZES, st.sampled_from(["on", "off", "iscsi:25GbE", "nvme-rdma:100GbE:jumbo", "local",
-                                                       "fc:64GFC", "nfs:1GbE", "x:y:z"])))
+                                                       "fc:64GFC", "nfs:1GbE", "x:y:z", "fresh", "steady", "FRESH",
+                                                       "3749.5", "1e9", "1e10", "0.5"])))
 _LAYOUTS = st.one_of(
     st.builds(lambda count, sep, drive, level, groups, options: f"{count} {sep} {drive} {level}{groups} "
               + " ".join(f"{key}={value}" for key, value in options),
