@@ -5,6 +5,7 @@ against the band built without its own study. What the model cannot plan (dRAID,
 state, a drive with no catalogue stand-in, caches and logs the model does not have) is listed with the reason,
 never guessed."""
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -165,7 +166,7 @@ def _not_planned(row: dict[str, str], planning: Planning, catalogue: dict[str, D
         return "buffered I/O through the NAS's RAM cache, which the planner does not model"
     if planning.several_jobs and int(row["jobs"]) > 1:
         return planning.several_jobs
-    if "sync=1" in row["note"]:
+    if zfs and re.search(r"(?<![a-z])sync=1\b", row["note"]):  # fio's sync=1, not fsync=N
         return "synchronous writes go to ZFS's intent log (ZIL), which the planner does not model"
     if zfs and row["workload"] in _RANDOM and record and block < record:
         return ("random I/O smaller than a record on a pool whose files fit its RAM (OpenZFS before 2.3 ignores "
