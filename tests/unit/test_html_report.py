@@ -281,3 +281,18 @@ def test_comparison_verdicts_are_coloured_and_still_written(tmp_path):
     ratio, verdict = (table.columns[i]._cells for i in (5, 6))
     styles = {(v.plain, r.style, v.style) for r, v in zip(ratio, verdict)}
     assert {("better", "green", "green"), ("worse", "red", "red")} <= styles
+
+
+def test_the_overview_comes_first_with_one_relative_figure_per_run(tmp_path):
+    runs = records(tmp_path, QUICK, QUICK, BLOCKSIZE)
+    report = build_report(runs, generated_at="now")
+    assert report.overview.headings == ("Run", "Relative", "95 % interval", "Tests", "Note")
+    # the same captures replayed: 1.00x over quick's 8 tests, single passes so no interval; the block-size run
+    # shares no test with the first and has no figure
+    assert report.overview.rows == (
+        ("run 1", "1.00x", "-", "8", "baseline"),
+        ("run 2", "1.00x", "-", "8", "8 of 8 figures are single runs (--repeat 3 or more gives an interval)"))
+    assert report.overview.notes[0].startswith("relative = geometric mean of each shared test's throughput ratio")
+    page = render_html(report)
+    assert page.index('id="overview"') < page.index('id="tested"') < page.index('id="comparison"')
+    assert build_report(runs[:1], generated_at="now").overview is None

@@ -92,6 +92,8 @@ def test_every_link_of_every_page_is_a_file_of_the_site(db, tmp_path):
                 assert (page.parent / unquote(parts.path)).resolve().is_file(), f"{page}: {target} is not in the site"
                 checked += 1
     assert checked > 50
+    compared = (site / "compare/1,2.html").read_text()
+    assert compared.index('id="overview"') < compared.index('id="tested"'), "the overview first, as serve shows it"
 
 
 def test_the_pages_are_the_servers_with_their_downloads_as_files(db, tmp_path):

@@ -294,6 +294,8 @@ def test_compare_shows_the_comparison_with_verdicts_and_charts(client):
     assert verdicts, "every compared figure carries its verdict"
     assert select(page, "figure", cls="chart")
     assert {a.attrs["href"] for a in select(page, "a", cls="run-link")} == {"/runs/1", "/runs/2"}
+    html = get(client, "/compare/1,2").data.decode()
+    assert html.index('id="overview"') < html.index('id="tested"'), "the overview comes first"
 
 
 def test_compare_refuses_bad_ids_unknown_runs_and_too_many(client):

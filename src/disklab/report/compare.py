@@ -9,6 +9,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from disklab.analysis.overview import METHOD, Relative, overview
 from disklab.analysis.ranking import standings
 from disklab.analysis.compare import (
     METRIC_BY_NAME, Cell, Comparison, ConditionDifference, Crossover, Refusal, Row, TestKey,
@@ -53,7 +54,7 @@ def notes(view: Shown) -> list[str]:
     c = view.comparison
     labels = run_labels(c.runs)
     tolerance = f"{c.tolerance_percent:g} %"
-    lines = [
+    lines = overview_lines(c, labels) + [
         f"baseline: {labels[0]} · ratio = run / baseline · MB/s = 10^6 bytes/s · lower latency is better",
         f"better / worse: more than {tolerance} apart (--tolerance) and supported by the spread, as below · "
         f"within noise: at most {tolerance} apart, with every repeated figure's 95 % interval within ±{tolerance} "
@@ -100,6 +101,22 @@ def notes(view: Shown) -> list[str]:
     return lines
 
 
+def overview_lines(c: Comparison, labels: list[str]) -> list[str]:
+    """One relative figure per run, first: the overview of a review (analysis/overview.py)."""
+    relatives = overview(c)
+    if not relatives:
+        return []
+    parts = [f"{labels[r.run]} {overview_text(r)}" for r in relatives if r.run]
+    return [f"overview, relative to {labels[0]} over the tests they share: {'; '.join(parts)} · {METHOD}"]
+
+
+def overview_text(relative: Relative) -> str:
+    """'1.12x (95 % 1.05-1.19, 8 tests)' or '1.12x (8 tests; no interval: ...)'."""
+    if relative.low is None:
+        return f"{relative.ratio:.2f}x ({relative.tests} tests; no interval: {relative.why_no_interval})"
+    return f"{relative.ratio:.2f}x (95 % {relative.low:.2f}-{relative.high:.2f}, {relative.tests} tests)"
+
+
 def _ranking_lines(c: Comparison, labels: list[str]) -> list[str]:
     """Overall, with three runs or more: the geometric mean of each run's throughput ratios, and what the verdicts
     on those figures support."""
@@ -110,16 +127,15 @@ def _ranking_lines(c: Comparison, labels: list[str]) -> list[str]:
     supported = any(v in (BETTER, WORSE) for s in ranked for v, _ in s.verdicts)
     if not supported:
         means = "; ".join(f"{labels[s.run]} {s.geomean_ratio:.2f}x" for s in ranked if s.run)
-        return [f"overall: no ranking: the spread supports no better or worse in any of the {figures} IOPS, MB/s "
-                f"and TPS figures (geometric means of the ratios to the baseline: {means})"]
+        return [f"overall: no ranking: the spread supports no better or worse in any of the {figures} tests' "
+                f"throughput figures (geometric means of the ratios to the baseline: {means})"]
     parts = []
     for place, standing in enumerate(ranked, start=1):
         counts = ", ".join(f"{verdict} {n}" for verdict, n in standing.verdicts)
         parts.append(f"{place}. {labels[standing.run]} {standing.geomean_ratio:.2f}x"
                      + (f" ({counts})" if counts else " (baseline)"))
-    return [f"overall, by the geometric mean of each run's IOPS, MB/s and TPS ratios to the baseline over "
-            f"{figures} figures: {'; '.join(parts)} · the order is the ratios'; the verdicts in brackets say how "
-            "much of it the spread supports"]
+    return [f"overall, by the overview's geometric means over {figures} tests: {'; '.join(parts)} · the order is "
+            "the ratios'; the verdicts in brackets say how much of it the spread supports"]
 
 
 def _inconclusive_notes(c: Comparison) -> list[str]:

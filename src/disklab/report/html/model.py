@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.findings import findings
 from disklab.analysis.overprovision import spare_area_levels
+from disklab.analysis.overview import METHOD, overview
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
@@ -57,6 +58,7 @@ class ReportModel:
     charts: tuple[ChartSpec, ...]
     runs: tuple[RunSection, ...]
     spare_area: TableModel | None = None  # an over-provisioning series' steady state by level; None: not one
+    overview: TableModel | None = None  # one relative figure per run; None: one run, or none shares a test
 
 
 def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel:
@@ -67,6 +69,7 @@ def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel
         generated_at=generated_at,
         tested=_tested(records, labels),
         comparison=_comparison(records, labels),
+        overview=_overview(records, labels),
         spare_area=_spare_area(records),
         charts=select_charts(records),
         runs=tuple(_section(record, label) for record, label in zip(records, labels)),
@@ -108,6 +111,19 @@ def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> T
         tuple(tuple(row_texts(row)) for row in view.rows), tuple(notes(view)),
         tuple(tuple(_verdict_class(v) for v in verdict_styles(row)) for row in view.rows),
     )
+
+
+def _overview(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel | None:
+    """Each run's geometric-mean throughput relative to the first, with its interval (analysis/overview.py)."""
+    if len(records) < 2:
+        return None
+    relatives = overview(compare_runs(records))
+    if not relatives:
+        return None
+    rows = tuple((labels[r.run], f"{r.ratio:.2f}x", "-" if r.low is None else f"{r.low:.2f}-{r.high:.2f}",
+                  str(r.tests), "baseline" if r.run == 0 else (r.why_no_interval or "")) for r in relatives)
+    return TableModel(f"overview · relative to {labels[0]}", ("Run", "Relative", "95 % interval", "Tests", "Note"),
+                      rows, (f"relative = {METHOD}",))
 
 
 def _spare_area(records: Sequence[RunRecord]) -> TableModel | None:
