@@ -114,10 +114,12 @@ def test_runs_are_filtered_opened_downloaded_compared_shared_and_a_device_follow
                 first = rows(page)
                 count = page.locator("#count").inner_text()
                 page.click("a#next")
+                page.wait_for_url("**page=2**")  # a busy machine: read the rows of the page clicked to, not this one
                 second = rows(page)
                 second_url = page.url
 
                 page.click("a.sort[data-sort=started]")
+                page.wait_for_url("**sort=started**")
                 oldest = rows(page)
                 page.goto(base + "/compare?run=3&run=1&run=2")  # the tick boxes' form without JavaScript
                 without_script = page.url
@@ -125,14 +127,17 @@ def test_runs_are_filtered_opened_downloaded_compared_shared_and_a_device_follow
                 page.goto(base + "/")
                 page.fill("form#filters input[name=suite]", "quick")
                 page.click("#apply")
+                page.wait_for_url("**suite=quick**")
                 quick = rows(page)
                 quick_count = page.locator("#count").inner_text()
                 page.fill("form#filters input[name=q]", "nightly")
                 page.click("#apply")
+                page.wait_for_url("**q=nightly**")
                 nightly = rows(page)
                 nightly_url, nightly_count = page.url, page.locator("#count").inner_text()
 
                 page.click(f"tr[data-run-id='{nightly[0]['id']}'] a.run-link")
+                page.wait_for_url(f"**/runs/{nightly[0]['id']}")
                 run_url = page.url
                 job_links = page.locator("a.download[href$='/job.fio']")
                 job_count = job_links.count()
@@ -141,6 +146,12 @@ def test_runs_are_filtered_opened_downloaded_compared_shared_and_a_device_follow
                 job_path = tmp_path / download.value.suggested_filename
                 download.value.save_as(job_path)
                 job_href = job_links.first.get_attribute("href")
+                chart_png = None
+                if page.locator("figure.chart a[data-download=png]").count():
+                    with page.expect_download() as download:
+                        page.locator("figure.chart a[data-download=png]").first.click()
+                    chart_png = tmp_path / download.value.suggested_filename
+                    download.value.save_as(chart_png)
 
                 page.goto(nightly_url)
                 picked = [row["id"] for row in nightly[:3]]
@@ -204,6 +215,8 @@ def test_runs_are_filtered_opened_downloaded_compared_shared_and_a_device_follow
     assert job_count == len(tests) > 0
     test_id, label, jobfile = next(t for t in tests if job_href == f"/runs/{run_id}/tests/{t[0]}/job.fio")
     downloaded = job_path.read_text()
+    if chart_png is not None:  # a chart drawn in the page as PNG under the server's content policy
+        assert chart_png.suffix == ".png" and chart_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert job_path.suffix == ".fio" and downloaded == jobfile
     assert f"test '{label}'" in downloaded.splitlines()[0] and "[global]" in downloaded and "\nrw=" in downloaded
 

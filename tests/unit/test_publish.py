@@ -115,6 +115,8 @@ def test_the_pages_are_the_servers_with_their_downloads_as_files(db, tmp_path):
     assert (site / f"runs/5/tests/{test.id}/job.fio").read_text() == test.jobfile == fixture_text("randread-4k-q32.fio")
     assert (site / f"runs/5/tests/{test.id}/fio.json").read_text() == test.fio_output
     assert (site / "runs/5/suite.toml").read_text() == "name = 'real'\n"
+    assert json.loads((site / "runs/5/figures.json").read_text())["run"]["id"] == 5
+    assert (site / "runs/5/figures.csv").read_text().startswith("run_id,")
     run3 = (site / "runs/3.html").read_text()
     assert "<script>alert(1)" not in run3 and "&lt;script&gt;alert(1)&lt;/script&gt;" in run3
 

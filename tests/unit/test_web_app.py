@@ -262,7 +262,12 @@ def test_a_runs_page_has_its_tables_charts_environment_smart_flags_and_downloads
     environment = select(page, "table", cls="environment")[0].text
     assert "Samsung SSD 980 PRO" in environment
     downloads = {a.attrs["href"] for a in select(page, "a", cls="download") if "download" in a.attrs}
-    assert downloads == {"/runs/1/suite.toml", "/runs/1/tests/1/job.fio", "/runs/1/tests/1/fio.json"}
+    assert downloads == {"/runs/1/suite.toml", "/runs/1/tests/1/job.fio", "/runs/1/tests/1/fio.json",
+                         "/runs/1/figures.csv", "/runs/1/figures.json"}
+    charts = [f.attrs["id"] for f in select(page, "figure", cls="chart")]
+    offered = {(a.attrs["data-chart"], a.attrs["data-download"]) for a in select(page, "a") if "data-download" in a.attrs}
+    assert offered == {(chart, form) for chart in charts for form in ("svg", "png")}, "each chart as SVG and PNG"
+    assert "XMLSerializer" in response.get_data(as_text=True), "the page carries the script that makes them"
 
 
 def test_downloads_are_attachments_of_the_stored_text(client):
@@ -276,6 +281,13 @@ def test_downloads_are_attachments_of_the_stored_text(client):
     suite = get(client, "/runs/1/suite.toml")
     assert suite.get_data(as_text=True) == "name = 'quick'"
     assert suite.headers["Content-Disposition"] == "attachment; filename=run1-suite.toml"
+    figures = get(client, "/runs/1/figures.json")
+    assert figures.headers["Content-Disposition"] == "attachment; filename=run1-figures.json"
+    document = json.loads(figures.get_data(as_text=True))
+    assert document["run"]["id"] == 1
+    table = get(client, "/runs/1/figures.csv")
+    assert table.mimetype == "text/csv" and table.get_data(as_text=True).splitlines()[0].startswith("run_id,")
+    get(client, "/runs/1/figures.xml", 404)
 
 
 def test_a_test_of_another_run_or_no_run_is_404(client):
@@ -482,6 +494,7 @@ def test_the_same_renderers_write_a_static_sites_pages_with_relative_links(store
     assert select(index, "a", cls="run-link", href=f"runs/{run_ids(index)[0]}.html")
     assert select(index, "a", id="prev", href="index.html") and select(index, "a", id="next", href="index-3.html")
     assert {a.attrs["href"] for a in select(run, "a", cls="download")} == {
-        "../runs/1/suite.toml", "../runs/1/tests/1/job.fio", "../runs/1/tests/1/fio.json"}
+        "../runs/1/suite.toml", "../runs/1/tests/1/job.fio", "../runs/1/tests/1/fio.json", "../runs/1/figures.csv",
+        "../runs/1/figures.json"}
     assert select(compare, "table", cls="comparison") and select(compare, "a", cls="run-link", href="../runs/2.html")
     assert select(run, "a", href="../devices/index.html")

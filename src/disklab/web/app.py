@@ -19,7 +19,7 @@ from disklab.store.repository import RUN_ORDERS, RUN_STATUSES, RunFilter, Store
 from disklab.store.series import SERIES_PREFIX, resolve_refs
 from disklab.web.links import ServerLinks
 from disklab.web.pages import (
-    list_runs, render_compare_page, render_message_page, render_run_page, render_runs_page,
+    FIGURE_TYPES, list_runs, render_compare_page, render_message_page, render_run_page, render_runs_page, run_figures,
 )
 
 MAX_COMPARED = 12  # more columns than a page can show side by side
@@ -44,6 +44,7 @@ _URLS = Map([
     Rule(f"/runs/<{_ID}:run_id>/tests/<{_ID}:test_id>/job.fio", endpoint="job_file"),
     Rule(f"/runs/<{_ID}:run_id>/tests/<{_ID}:test_id>/fio.json", endpoint="fio_output"),
     Rule(f"/runs/<{_ID}:run_id>/suite.toml", endpoint="suite_file"),
+    Rule(f"/runs/<{_ID}:run_id>/figures.<any(csv, json):form>", endpoint="figures"),
     Rule("/compare", endpoint="compare_form"),
     Rule("/compare/<ids>", endpoint="compare"),
     Rule("/devices", endpoint="devices"),
@@ -106,6 +107,9 @@ class WebApp:
 
     def _suite_file(self, request: Request, store: Store, run_id: int) -> Response:
         return _download(_record(store, run_id).suite_text, "text/plain", f"run{run_id}-suite.toml")
+
+    def _figures(self, request: Request, store: Store, run_id: int, form: str) -> Response:
+        return _download(run_figures(_record(store, run_id), form), FIGURE_TYPES[form], f"run{run_id}-figures.{form}")
 
     def _compare_form(self, request: Request, store: Store) -> Response:
         """The runs list's tick boxes without JavaScript: ?run=1&run=5 -> /compare/1,5, the address to share."""

@@ -39,6 +39,10 @@ class Links(ABC):
     def suite_file(self, run_id: int) -> str:
         return self._path(f"runs/{run_id}/suite.toml")
 
+    def figures(self, run_id: int, form: str) -> str:
+        """The run's figures as `disklab export` writes them: figures.csv or figures.json."""
+        return self._path(f"runs/{run_id}/figures.{form}")
+
     @abstractmethod
     def devices(self) -> str: ...
 

@@ -11,7 +11,7 @@ from disklab.env.registry import DEVICE_PREFIX
 from disklab.env.smart import format_amount, smart_changes
 from disklab.report.html.model import ReportModel, TableModel, build_report
 from disklab.report.runs import RUNS_HEADINGS, run_cells
-from disklab.report.html.render import shown
+from disklab.report.html.render import download_script, shown
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
 from disklab.store.repository import RUN_STATUSES, RunFilter, Store
@@ -91,6 +91,16 @@ def render_compare_page(records: Sequence[RunRecord], links: Links, generated_at
     return render_template("compare.html.j2", links, title=report.title, report=report, charts=_charts(report))
 
 
+FIGURE_TYPES = {"csv": "text/csv", "json": "application/json"}  # the run's figures a page offers, as `export`
+
+
+def run_figures(record: RunRecord, form: str) -> str:
+    """The run's figures as `disklab export -f csv|json` writes them."""
+    from disklab.report.export import EXPORTERS
+
+    return EXPORTERS[form](record)
+
+
 def render_message_page(title: str, message: str, links: Links) -> str:
     """A refusal or a missing page: one line that says why."""
     return render_template("message.html.j2", links, title=title, message=message)
@@ -98,7 +108,7 @@ def render_message_page(title: str, message: str, links: Links) -> str:
 
 def render_template(name: str, links: Links, **context) -> str:
     """Any page of the site, in layout.html.j2 (its nav and styles); autoescaped, so store text stays text."""
-    return _environment().get_template(name).render(links=links, **context)
+    return _environment().get_template(name).render(links=links, download_script=download_script(), **context)
 
 
 def _charts(report: ReportModel) -> list:

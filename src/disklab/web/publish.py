@@ -37,7 +37,8 @@ from disklab.web.history import (
 )
 from disklab.web.links import StaticLinks
 from disklab.web.pages import (
-    RUNS_PER_PAGE, RunsListing, list_runs, render_compare_page, render_run_page, render_runs_page, render_template,
+    FIGURE_TYPES, RUNS_PER_PAGE, RunsListing, list_runs, render_compare_page, render_run_page, render_runs_page,
+    render_template, run_figures,
 )
 
 MANIFEST = ".disklab-publish.json"
@@ -292,6 +293,8 @@ def _write_run(site: _Site, store: Store, record: RunRecord, generated_at: str) 
     root = StaticLinks(0)
     site.write(_page(root.run(run_id)), render_run_page(record, store.smart(run_id), StaticLinks(1), generated_at))
     site.write(_page(root.suite_file(run_id)), record.suite_text)
+    for form in FIGURE_TYPES:
+        site.write(_page(root.figures(run_id, form)), run_figures(record, form))
     for test in record.tests:
         site.write(_page(root.job_file(run_id, test.id)), test.jobfile)
         site.write(_page(root.fio_output(run_id, test.id)), test.fio_output)

@@ -1,5 +1,7 @@
 """The report model -> one self-contained HTML page: the template shipped with the package, charts inline as SVG."""
 
+from importlib import resources
+
 from disklab.report.html.model import ReportModel
 from disklab.report.html.svg import render_svg
 from disklab.report.terminal import terminal_text
@@ -17,7 +19,14 @@ def render_html(model: ReportModel) -> str:
     )
     # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
     charts = [(spec, Markup(render_svg(spec))) for spec in model.charts]
-    return environment.get_template(_TEMPLATE).render(report=model, charts=charts)
+    return environment.get_template(_TEMPLATE).render(report=model, charts=charts, download_script=download_script())
+
+
+def download_script() -> str:
+    """The script behind every chart's SVG and PNG download (downloads.js): the report and the site pages share it."""
+    from markupsafe import Markup
+
+    return Markup((resources.files("disklab.report.html") / "downloads.js").read_text(encoding="utf-8"))
 
 
 def shown(value):
