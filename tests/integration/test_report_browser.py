@@ -71,25 +71,29 @@ def test_a_report_of_several_runs_opens_offline_with_every_chart_drawn(tmp_path,
     sweep = stored_params(disklab, 3)
     (logged_test,) = disklab.tests(4)
     logged_points = {
-        row["direction"]: row["n"] for row in disklab.query(
-            "SELECT direction, COUNT(*) AS n FROM series WHERE test_id = ? AND kind = 'iops' GROUP BY direction",
-            (logged_test["id"],))
+        kind: {row["direction"]: row["n"] for row in disklab.query(
+            "SELECT direction, COUNT(*) AS n FROM series WHERE test_id = ? AND kind = ? GROUP BY direction",
+            (logged_test["id"], kind))}
+        for kind in ("iops", "bw_bytes_per_s", "lat_mean_ns")
     }
     expected = {  # chart id -> points (or bars) of each series, in series order
         "quick-sequential": [sum(p["pattern"] == "sequential" for p in run) for run in quick],
         "quick-random": [sum(p["pattern"] == "random" for p in run) for run in quick],
         "blocksize-iops-1": [len({p["bs"] for p in sweep})],
         "blocksize-mb-per-s-1": [len({p["bs"] for p in sweep})],
-        "series-1": list(logged_points.values()),
+        # 3 s logged: too short for a moving average (5 intervals at least)
+        "series-1": list(logged_points["iops"].values()),
+        "series-mb-per-s-1": list(logged_points["bw_bytes_per_s"].values()),
+        "series-latency-1": list(logged_points["lat_mean_ns"].values()),
     }
-    # Percentiles (p50, p90, p99, p99.9, p99.99): a chart per quick test with a line for each of runs 1 and 2; the
-    # block size run's and the logged run's tests, which no other run has, a line per test and direction, on a
-    # chart of their run when they are at most 10.
+    # Percentiles (p50, p90, p99, p99.9, p99.99) and exceedance: a chart per quick test with a line for each of runs
+    # 1 and 2; the block size run's and the logged run's tests, which no other run has, a line per test and
+    # direction, on charts of their run, at most 10 lines to a chart.
     own_lines = [sum(len([m for m in disklab.metrics(test["id"]) if m["clat_p50_ns"] is not None])
                      for test in disklab.tests(run_id)) for run_id in (3, 4)]
-    percentile_lines = 2 * len(quick[0]) + sum(n for n in own_lines if n <= 10)
+    percentile_lines = 2 * len(quick[0]) + sum(own_lines)
     assert expected["blocksize-iops-1"] == [15] and expected["quick-random"] == [4, 4]
-    assert all(n >= 2 for n in logged_points.values())
+    assert all(n >= 2 for n in logged_points["iops"].values())
 
     requests = []
     with browser_or_skip() as playwright:
@@ -132,9 +136,14 @@ def test_a_report_of_several_runs_opens_offline_with_every_chart_drawn(tmp_path,
     assert errors == []
     assert [url for url in requests if not url.startswith("file://")] == []
     latency = {chart: figure["points"] for chart, figure in drawn.items() if chart.startswith("latency")}
-    assert {chart: figure["points"] for chart, figure in drawn.items() if chart not in latency} == expected
+    exceedance = {chart: figure["points"] for chart, figure in drawn.items() if chart.startswith("exceedance")}
+    assert {chart: figure["points"] for chart, figure in drawn.items()
+            if chart not in latency and chart not in exceedance} == expected
     assert all(points == [5] * len(points) for points in latency.values())
     assert sum(len(points) for points in latency.values()) == percentile_lines
+    assert sum(len(points) for points in exceedance.values()) == percentile_lines
+    assert all(len(points) <= 10 for points in [*latency.values(), *exceedance.values()]), "split, not dropped"
+    assert all(n > 1 for points in exceedance.values() for n in points)
     assert all(figure["width"] > 300 and figure["height"] > 100 for figure in drawn.values()), "every chart visible"
     assert "MB/s = 10^6" in drawn["blocksize-mb-per-s-1"]["caption"]
     assert screenshot.stat().st_size > 50_000
@@ -191,7 +200,7 @@ def test_a_report_of_repeated_runs_shows_titles_units_and_error_bars_and_downloa
             browser.close()
 
     assert errors == []
-    assert [c["id"] for c in charts][:2] == ["quick-sequential", "quick-random"] and charts[-1]["id"] == "series-1"
+    assert [c["id"] for c in charts][:2] == ["quick-sequential", "quick-random"] and charts[-1]["id"] == "series-latency-1"
     units = re.compile(r"IOPS|MB/s|µs|\(%|\(s\)")
     for chart in charts:
         assert chart["title"] and chart["title"] == chart["svgTitle"], chart
@@ -199,6 +208,8 @@ def test_a_report_of_repeated_runs_shows_titles_units_and_error_bars_and_downloa
         assert chart["legend"] and chart["links"] == ["svg", "png"], chart
         if chart["id"].startswith("latency"):  # percentiles are never averaged: the worst of the repeats, said so
             assert chart["errorBars"] == chart["bands"] == 0 and "worst of n = 3 repeats" in chart["notes"][0]
+        elif chart["id"].startswith("exceedance"):  # nor are latencies: the repeats' histograms merged
+            assert chart["errorBars"] == chart["bands"] == 0 and "histograms merged" in chart["notes"][0]
         elif chart["kind"] == "bars":  # every bar the mean of 3 repeats, with its interval
             assert chart["errorBars"] == chart["points"] > 0 and "mean of n = 3 repeats" in chart["notes"][-1], chart
         else:  # the time series: a band per direction

@@ -80,14 +80,15 @@ def x_axis(spec: ChartSpec, values: list[float], categories: int) -> Axis:
     if spec.kind == "bars":
         return Axis(-0.5, categories - 0.5, spec.x_ticks)
     ticks = spec.x_ticks
-    if spec.x_log2:
+    if spec.x_log2 or spec.x_log10:
+        base = 10 if spec.x_log10 else 2
         ticks = tuple((x, label) for x, label in ticks if x > 0)
-        scaled = [math.log2(v) for v in [*values, *(x for x, _ in ticks)]] or [0.0]
+        scaled = [math.log(v, base) for v in [*values, *(x for x, _ in ticks)]] or [0.0]
         low, high = min(scaled), max(scaled)
         if not ticks:
-            ticks = tuple((2.0 ** k, number(2.0 ** k)) for k in range(math.floor(low), math.ceil(high) + 1))
+            ticks = tuple((base ** k, number(base ** k)) for k in range(math.floor(low), math.ceil(high) + 1))
         margin = (high - low) * 0.05 or 0.5
-        return Axis(low - margin, high + margin, ticks, log=2)
+        return Axis(low - margin, high + margin, ticks, log=base)
     if not ticks:  # a time series in seconds: from the start, in whole, round numbers
         found = nice_ticks(min([0.0, *values]), max(values, default=1.0), 6, whole=True)
         margin = (found[-1] - found[0]) * 0.03  # no marker on the y axis

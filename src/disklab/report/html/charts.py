@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.repeats import planned_tests, repeated
 from disklab.analysis.stats import Summary, summarize
-from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
 from disklab.report.labels import axis_label, run_labels
@@ -25,9 +24,6 @@ SWEEP_MIN_POINTS = 3  # a parameter that takes fewer values is a comparison, not
 _WORKLOAD_FIELDS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "sync", "frame_size")
 _MIXED_NOTE = " · read + write"
 LOG_RATIO = 10  # figures whose largest is this many times their smallest get a log axis: a linear one flattens them
-# Percentiles sit at -log10(1 - p), as latency plots place them: 50, 90, 99, 99.9 and 99.99 a step apart.
-_PERCENTILE_X = {name: -math.log10(1 - float(key) / 100) for key, name in PERCENTILES.items()}
-_PERCENTILE_TICKS = tuple((_PERCENTILE_X[name], f"{float(key):g}") for key, name in PERCENTILES.items())
 
 
 @dataclass(frozen=True)
@@ -41,7 +37,7 @@ class SeriesSpec:
 @dataclass(frozen=True)
 class ChartSpec:
     id: str  # unique in the report; the SVG's series are `{id}-series-{i}` (bars: `...-series-{i}-bar-{j}`)
-    kind: str  # "line" or "bars"
+    kind: str  # "line", "bars" or "heatmap" (heatmap.py: a series per row, its points (column index, value))
     title: str
     caption: str
     x_label: str
@@ -49,6 +45,7 @@ class ChartSpec:
     series: tuple[SeriesSpec, ...]
     x_ticks: tuple[tuple[float, str], ...] = ()  # positions and their labels; bars: the categories
     x_log2: bool = False
+    x_log10: bool = False  # x values are placed by their log10 (latencies); x_ticks then name the powers of ten
     y_log: bool = False
     y_range: tuple[float, float] | None = None  # figures the y axis must reach: one range over charts compared
     bands: bool = False  # intervals drawn as a band along the line (many points) instead of error bars
@@ -112,7 +109,8 @@ def describe(params: dict, *leave_out: str) -> str:
         parts.append(params.get("bssplit") or axis_label("bs", params["bs"]))
     if "iodepth" not in leave_out:
         parts.append(axis_label("iodepth", params["iodepth"]))
-    parts.append(axis_label("jobs", params["jobs"]))
+    if "jobs" not in leave_out:
+        parts.append(axis_label("jobs", params["jobs"]))
     return " · ".join(parts)
 
 
@@ -187,105 +185,6 @@ def read_share_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
     return charts
 
 
-def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
-    """Completion-latency percentiles on a log-scaled percentile axis. A test that several runs have (matched by
-    label): a chart of its own, a line per run, overlaid; a run's other tests: a chart of the run, a line per test
-    and direction, when they fit (MAX_LINES). Every such chart of the report shares one latency range, so that
-    none looks better for its scale alone."""
-    by_label: dict[str, list[Planned]] = {}
-    for record in records:
-        for test in planned(record, records):
-            by_label.setdefault(test.label, []).append(test)
-    groups: dict[str, list[SeriesSpec]] = {}
-    across: dict[str, bool] = {}  # the chart overlays runs (else the tests of one run)
-    repeats: dict[str, set[int]] = {}  # how many repeats the chart's tests had
-    for label, tests in by_label.items():
-        shared = len({t.run for t in tests}) > 1
-        for test in tests:
-            key = label if shared else test.run
-            across[key] = shared
-            repeats.setdefault(key, set()).add(len(test.tests))
-            for direction in DIRECTIONS:
-                points = _worst_percentiles(test.tests, direction)
-                if points:
-                    several = len(test.tests[0].metrics) > 1  # mixed and trimwrite tests: a line per direction
-                    name = test.run if shared else test.label
-                    groups.setdefault(key, []).append(SeriesSpec(f"{name} · {direction}" if several else name, points))
-    groups = {key: lines for key, lines in groups.items() if len(lines) <= MAX_LINES}  # more: a tangle, not a chart
-    values = [y for lines in groups.values() for line in lines for _, y in line.points]
-    shared_range = (min(values), max(values)) if values else None
-    charts = []
-    for n, (key, lines) in enumerate(groups.items(), start=1):
-        charts.append(ChartSpec(
-            id=f"latency-{n}", kind="line", title=f"Completion latency percentiles · {key}",
-            caption="fio's completion latency (clat) percentiles, both axes log scale, one line per "
-            + ("run" if across[key] else "test") + " and direction" * any(" · " in s.name for s in lines)
-            + (" · one latency range for every chart of the report" if len(groups) > 1 else "")
-            + (" · repeated tests: the worst of the repeats (percentiles cannot be averaged)"
-               if max(repeats[key]) > 1 else ""),
-            x_label="percentile (%), log scale of 1 - p", y_label="latency (µs, log scale)", series=tuple(lines),
-            x_ticks=_PERCENTILE_TICKS, y_log=True, y_range=shared_range, note=_worst_note(repeats[key]),
-        ))
-    return charts
-
-
-def _worst_note(counts: set[int]) -> str:
-    """Percentiles of repeats are their worst, never a mean: no error bars, and the chart says why."""
-    if max(counts) < 2:
-        return ""
-    n = f"{min(counts)}-{max(counts)}" if len(counts) > 1 else f"{max(counts)}"
-    return f"repeated tests: the worst of n = {n} repeats at each percentile (percentiles cannot be averaged)"
-
-
-def _worst_percentiles(tests: Sequence[StoredTest], direction: str) -> tuple[tuple[float, float], ...]:
-    points = []
-    for name, x in _PERCENTILE_X.items():
-        values = [m.clat_percentiles_ns[name] for t in tests for m in t.metrics
-                  if m.direction == direction and name in m.clat_percentiles_ns]
-        if values:
-            points.append((x, max(values) / 1e3))
-    return tuple(points)
-
-
-def time_series_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
-    """IOPS per logged interval, one chart per test (matched across runs by label), one line per run and direction;
-    repeated tests as the mean of their repeats in a band of its 95 % interval."""
-    by_label: dict[str, list[Planned]] = {}
-    for record in records:
-        for test in planned(record, records):
-            if any(s.kind == "iops" for t in test.tests for s in t.series):
-                by_label.setdefault(test.label, []).append(test)
-    charts = []
-    for n, (label, tests) in enumerate(by_label.items(), start=1):
-        several_runs = len(tests) > 1
-        series = []
-        for test in tests:
-            for direction in DIRECTIONS:
-                points = _mean_series(test, direction)
-                if points.points:
-                    name = " · ".join([test.run] * several_runs + [direction])
-                    series.append(SeriesSpec(name, points.points, points.spreads))
-        charts.append(ChartSpec(
-            id=f"series-{n}", kind="line", title=f"IOPS over time · {label}",
-            caption="IOPS per logged interval, jobs combined, one line per " + "run and " * several_runs + "direction"
-            + " · repeated tests: the mean of the repeats" * any(len(t.tests) > 1 for t in tests),
-            x_label="time from start of measurement (s)", y_label="IOPS", series=tuple(series), bands=True,
-        ))
-    return charts
-
-
-def _mean_series(test: Planned, direction: str) -> SeriesSpec:
-    by_t: dict[int, list[float]] = {}
-    for stored in test.tests:
-        for s in stored.series:
-            if s.kind == "iops" and s.direction == direction:
-                for p in s.points:
-                    by_t.setdefault(p.t_ms, []).append(p.value)
-    times = sorted(by_t)
-    return SeriesSpec(direction, tuple((t / 1000, sum(by_t[t]) / len(by_t[t])) for t in times),
-                      tuple(summarize(by_t[t]) if test.repeats and len(by_t[t]) > 1 else None for t in times))
-
-
 QUICK_SUITE = "quick"
 
 
@@ -354,12 +253,11 @@ def _workload(records: Sequence[RunRecord]) -> str:
 
 
 ChartFunction = Callable[[Sequence[RunRecord]], list[ChartSpec]]
-CHARTS: tuple[ChartFunction, ...] = (
-    quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts, latency_percentile_charts,
-    time_series_charts,
-)
+CHARTS: tuple[ChartFunction, ...] = (quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts)
 
 
 def select_charts(records: Sequence[RunRecord]) -> tuple[ChartSpec, ...]:
-    """Every chart that applies to these runs, in the registry's order."""
-    return tuple(chart for make in CHARTS for chart in make(records))
+    """Every chart that applies to these runs, in the registry's order, then the charts of the measured data."""
+    # Imported here: data_charts builds on this module's specs, so it cannot be imported above them.
+    from disklab.report.html.data_charts import DATA_CHARTS
+    return tuple(chart for make in (*CHARTS, *DATA_CHARTS) for chart in make(records))

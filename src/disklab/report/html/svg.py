@@ -43,6 +43,9 @@ Point = tuple[int, float, float, Summary | None]  # index in the series, x, y, t
 
 def render_svg(spec: ChartSpec) -> str:
     """One chart as an <svg> element to inline in the report."""
+    if spec.kind == "heatmap":
+        from disklab.report.html.heatmap import render_heatmap  # heatmap.py draws with this module's parts
+        return render_heatmap(spec)
     points = [_drawable(spec, series) for series in spec.series]
     legend_right = _legend_fits_right(spec)
     right = 14 + _LEGEND_SWATCH + 6 + max((text_width(s.name) for s in spec.series), default=0) if legend_right else 12
@@ -93,7 +96,7 @@ def _drawable(spec: ChartSpec, series) -> list[Point]:
     spreads = series.spreads or (None,) * len(series.points)
     return [(j, float(x), float(y), _interval(spread)) for j, ((x, y), spread) in enumerate(zip(series.points, spreads))
             if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
-            and (x > 0 or not spec.x_log2)]
+            and (x > 0 or not (spec.x_log2 or spec.x_log10))]
 
 
 def _interval(spread: Summary | None) -> Summary | None:
