@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -96,6 +97,9 @@ def test_a_client_sweep_is_stored_shown_and_cleaned_up(disklab: Disklab, target:
     report = disklab.home / "report.html"
     assert disklab("report", "1", "2", "-o", str(report)).returncode == 0
     assert "run 1 · client sweep" in report.read_text() and "TPS incl. conn." in report.read_text()
+    titles = re.findall(r"<svg [^>]*><title>([^<]*)</title>", report.read_text())
+    assert titles == ["pgbench: TPS over clients", "pgbench: latency over clients", "pgbench: TPS over time · run 1",
+                      "pgbench: TPS over time · run 2"]
 
 
 def start_a_long_step(disklab: Disklab, target: Path) -> subprocess.Popen:

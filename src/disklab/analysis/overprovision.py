@@ -8,12 +8,11 @@ from dataclasses import dataclass, replace
 
 from disklab.analysis.compare import steady_window
 from disklab.analysis.stats import Summary, summarize
-from disklab.analysis.steady import round_value
+from disklab.analysis.steady import stored_rounds
 from disklab.analysis.verdict import (
     BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, NO_VERDICT, WORSE, Judgement, judge, ratio,
 )
 from disklab.analysis.withheld import withheld_reason
-from disklab.plan.build import PRECONDITION_GROUP
 from disklab.store.records import RunRecord
 
 
@@ -50,11 +49,10 @@ def _is_level(record: RunRecord) -> bool:
 def _level(record: RunRecord) -> SpareAreaLevel:
     overprovision = record.info.options["configuration"]["overprovision"]
     outcome = record.outcomes["steady_state"]
-    metric = "mb_per_s" if outcome.get("unit") == "MB/s" else "iops"
-    rounds = sorted((t for t in record.tests if t.params.get("group") != PRECONDITION_GROUP), key=lambda t: t.attempt)
-    values, ends, elapsed = [], [], 0.0
+    stored = stored_rounds(record)
+    rounds, values, metric = stored.tests, stored.values, stored.metric
+    ends, elapsed = [], 0.0
     for test in rounds:
-        values.append(round_value(test.as_job(), metric))
         elapsed += max((m.runtime_ms for m in test.metrics), default=0) / 1000
         ends.append(elapsed)
     window = steady_window(record)

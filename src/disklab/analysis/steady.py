@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from disklab.fio.parse import JobResult
+from disklab.plan.build import PRECONDITION_GROUP
+from disklab.store.records import RunRecord, StoredTest
 from disklab.suite.settings import SteadyCriteria
 
 
@@ -46,15 +48,40 @@ class SteadyVerdict:
         }
 
 
+@dataclass(frozen=True)
+class StoredRounds:
+    """A steady or write-saturation run's workload rounds as stored, in order, and the figure each was judged on."""
+
+    metric: str  # "iops" or "mb_per_s"
+    tests: tuple[StoredTest, ...]
+    values: tuple[float, ...]
+
+
+def stored_rounds(record: RunRecord) -> StoredRounds:
+    """The rounds after preconditioning; the metric is the one the run's steady_state outcome names."""
+    steady = record.outcomes.get("steady_state")
+    metric = "mb_per_s" if isinstance(steady, dict) and steady.get("unit") == "MB/s" else "iops"
+    tests = sorted((t for t in record.tests if t.params.get("group") != PRECONDITION_GROUP), key=lambda t: t.attempt)
+    return StoredRounds(metric, tuple(tests), tuple(round_value(t.as_job(), metric) for t in tests))
+
+
+def fitted_line(window: Sequence[float]) -> tuple[float, float]:
+    """The least-squares line through a window's rounds (x = 0 .. n-1): (its value at the first round, its change per
+    round). SNIA's verification plot draws it beside the window's average."""
+    n = len(window)
+    average, mean_x = sum(window) / n, (n - 1) / 2
+    sxx = sum((x - mean_x) ** 2 for x in range(n))
+    slope = sum((x - mean_x) * (y - average) for x, y in enumerate(window)) / sxx if sxx else 0.0
+    return average - slope * mean_x, slope
+
+
 def window_figures(window: Sequence[float]) -> tuple[float, float]:
     """(excursion, slope) of a window in percent of its average; slope is the fitted change across the window."""
     n = len(window)
     average = sum(window) / n
     if average == 0:
         return (0.0, 0.0) if max(window) == min(window) else (float("inf"), float("inf"))
-    mean_x = (n - 1) / 2
-    sxx = sum((x - mean_x) ** 2 for x in range(n))
-    slope = sum((x - mean_x) * (y - average) for x, y in enumerate(window)) / sxx if sxx else 0.0
+    _, slope = fitted_line(window)
     excursion = (max(window) - min(window)) / abs(average) * 100
     return excursion, abs(slope) * (n - 1) / abs(average) * 100
 

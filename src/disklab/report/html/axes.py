@@ -53,7 +53,8 @@ def y_axis(spec: ChartSpec, values: list[float], headroom: float) -> Axis:
     values = [*values, *(spec.y_range or ())]
     if spec.y_log:
         return log10_axis([v for v in values if v > 0])
-    low, high = min([0.0, *values]), max([0.0, *values])
+    floor = [0.0] if spec.y_from_zero or not values or min(values) == max(values) else []
+    low, high = min([*floor, *values]), max([*floor, *values])
     # Nothing but zeros, or nothing at all: an axis from 0 to 1.
     ticks = nice_ticks(low, high + (high - low) * headroom, 5) if high > low else nice_ticks(0.0, 1.0, 5)
     return Axis(ticks[0], ticks[-1], tuple((t, number(t)) for t in ticks))

@@ -35,6 +35,15 @@ class SeriesSpec:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A marked value drawn across the plot with its label: on axis "x" a vertical line, on "y" a horizontal one."""
+
+    axis: str
+    value: float
+    label: str
+
+
+@dataclass(frozen=True)
 class ChartSpec:
     id: str  # unique in the report; the SVG's series are `{id}-series-{i}` (bars: `...-series-{i}-bar-{j}`)
     kind: str  # "line", "bars" or "heatmap" (heatmap.py: a series per row, its points (column index, value))
@@ -51,6 +60,8 @@ class ChartSpec:
     bands: bool = False  # intervals drawn as a band along the line (many points) instead of error bars
     note: str = ""  # under the title, inside the SVG: what a copied chart must not lose
     sample: str = "repeats"  # what the n of an error bar counts
+    references: tuple[Reference, ...] = ()  # the axes reach them
+    y_from_zero: bool = True  # False: a linear y axis fitted to the figures (judged against their own average)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.html.method_charts import method_charts
 from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
 from disklab.report.runs import ran_tests
 from disklab.report.spare_area import spare_area_table
@@ -71,7 +72,7 @@ def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel
         comparison=_comparison(records, labels),
         overview=_overview(records, labels),
         spare_area=_spare_area(records),
-        charts=select_charts(records),
+        charts=(*method_charts(records), *select_charts(records)),
         runs=tuple(_section(record, label) for record, label in zip(records, labels)),
     )
 

@@ -4,7 +4,8 @@ A chart's SVG stands alone: its title, axis names with their units, legend and t
 inside it, so a chart copied or downloaded out of the report still says what it shows.
 Each series carries a stable id (`{chart}-series-{i}`, bars `{chart}-series-{i}-bar-{j}`), so that what a
 browser shows can be counted from the SVG itself: a line's points are the <use> markers inside its group; the
-95 % intervals of means of repeats are the `error-bar` lines (or `error-band` paths) of `error-bars` groups.
+95 % intervals of means of repeats are the `error-bar` lines (or `error-band` paths) of `error-bars` groups;
+a marked value (ChartSpec.references) is a `reference` group `{chart}-reference-{k}` holding its value in data-value.
 Every id starts with the chart's id, so that charts share a page. Every string is escaped here. A point that
 is not a finite number (or not positive, on a log x axis) has no place on the chart and is left out, never
 drawn as some other value; a value at or below zero on a log y axis sits on the axis' bottom edge.
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 from disklab.analysis.stats import Summary
 from disklab.report.html.axes import Axis, Plot, number, text_width, x_axis, y_axis
-from disklab.report.html.charts import ChartSpec
+from disklab.report.html.charts import ChartSpec, Reference
 from disklab.report.terminal import terminal_text
 
 
@@ -53,8 +54,9 @@ def render_svg(spec: ChartSpec) -> str:
     categories = max([1, len(spec.x_ticks), *(int(x) + 1 for series in points for _, x, _, _ in series)]) if bars else 0
     bar_labels, upright, headroom = _bar_labels(spec, points, (_WIDTH - right - 70) / max(categories, 1))
     heading = _heading(spec, points)
-    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)], headroom)
-    horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series], categories)
+    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)] + _marked(spec, "y"),
+                      headroom)
+    horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series] + _marked(spec, "x"), categories)
     left = 8 + _FONT + 8 + max((text_width(label) for _, label in vertical.ticks), default=0) + _TICK + _GAP
     top = 12 + len(heading) * (_TITLE + 5) + 4
     plot = Plot(left, top, _WIDTH - right - left, _PLOT_HEIGHT)
@@ -83,6 +85,7 @@ def render_svg(spec: ChartSpec) -> str:
             out += _bar_group(spec, i, series, plot, horizontal, vertical, bar_labels, upright)
         else:
             out += _line_group(spec, i, series, plot, horizontal, vertical)
+    out += _references(spec, plot, horizontal, vertical)
     if legend_right:
         out += _legend(legend_rows, spec, plot.left + plot.width + 14, plot.top + 6)
     else:
@@ -97,6 +100,40 @@ def _drawable(spec: ChartSpec, series) -> list[Point]:
     return [(j, float(x), float(y), _interval(spread)) for j, ((x, y), spread) in enumerate(zip(series.points, spreads))
             if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
             and (x > 0 or not (spec.x_log2 or spec.x_log10))]
+
+
+def _marked(spec: ChartSpec, axis: str) -> list[float]:
+    """The reference values on one axis that have a place on it."""
+    return [r.value for r in spec.references if r.axis == axis and _placed(spec, r)]
+
+
+def _placed(spec: ChartSpec, ref: Reference) -> bool:
+    """As _drawable's points: a finite value, and above zero on a log axis."""
+    return math.isfinite(ref.value) and (ref.value > 0 or not (spec.x_log2 if ref.axis == "x" else spec.y_log))
+
+
+def _references(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis) -> list[str]:
+    """Marked values (a knee, a bound, a band's edges): dashed lines across the plot, each labelled at its end, the
+    value it marks kept in data-value."""
+    out = []
+    bottom, right = plot.top + plot.height, plot.left + plot.width
+    for k, ref in enumerate(spec.references):
+        if not _placed(spec, ref):
+            continue
+        if ref.axis == "x":
+            x = plot.x(horizontal, ref.value)
+            line = f'x1="{_f(x)}" y1="{_f(plot.top)}" x2="{_f(x)}" y2="{_f(bottom)}"'
+            anchor = "end" if horizontal.fraction(ref.value) > 0.6 else "start"
+            place = f'x="{_f(x - 3 if anchor == "end" else x + 3)}" y="{_f(plot.top + _SMALL)}" text-anchor="{anchor}"'
+        else:
+            y = plot.y(vertical, ref.value)
+            line = f'x1="{_f(plot.left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}"'
+            place = f'x="{_f(right - 3)}" y="{_f(y - 3)}" text-anchor="end"'
+        out.append(f'<g class="reference" id="{escape(spec.id)}-reference-{k}" data-axis="{ref.axis}" '
+                   f'data-value="{ref.value!r}"><line {line} stroke="{_INK}" stroke-width="1" stroke-dasharray="5 3"/>'
+                   f'<text {place} font-size="{_SMALL}" stroke="#fff" stroke-width="3" paint-order="stroke">'
+                   f'{escape(ref.label)}</text></g>')
+    return out
 
 
 def _interval(spread: Summary | None) -> Summary | None:

@@ -1,0 +1,150 @@
+"""Charts of the methods that are not a set of fio tests side by side: a saturation search's latency under load, and
+the rounds of a steady-state or write-saturation run with their verification window as SNIA's PTS plots it (pgbench's
+sweep: pgbench_charts.py).
+
+Each function takes the runs charted together and returns specs for the runs its method made (none for others). They
+draw what the run's schedule concluded and stored (its outcome: the levels and knee, the steady verdict), so that a
+chart marks the same knee and window as `show` prints.
+"""
+
+from collections.abc import Sequence
+
+from disklab.analysis.steady import fitted_line, stored_rounds
+from disklab.report.html.charts import ChartSpec, Reference, SeriesSpec, describe, log_scale, y_axis_label
+from disklab.report.html.pgbench_charts import pgbench_charts
+from disklab.report.labels import run_labels
+from disklab.report.metrics import REGISTRY
+from disklab.report.views import stored_suite
+from disklab.store.records import RunRecord
+
+# The saturation outcome's latency keys (analysis/saturation.py's Probe), as the chart names them.
+_LEVEL_PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p99_9_ns"))
+_BANDS = (10, 20)  # percent either side of the window's average: SNIA's +/-10 % (a 20 % excursion), and twice that
+_ROUND_TICKS = 30  # more rounds than this (write saturation's minutes): the axis picks its own ticks
+
+
+def saturate_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
+    """Latency percentiles over the IOPS each load level achieved, the knee and the p99 bound marked."""
+    charts = []
+    for n, (record, label) in enumerate(_labelled(records), start=1):
+        outcome = record.outcomes.get("saturation")
+        if not isinstance(outcome, dict) or not outcome.get("levels"):
+            continue
+        levels = outcome["levels"]
+        series = tuple(
+            SeriesSpec(name, tuple((lv["iops"], lv[key] / 1e3) for lv in levels if lv.get(key) is not None))
+            for name, key in _LEVEL_PERCENTILES)
+        series = tuple(s for s in series if s.points)
+        knee, bound = outcome.get("knee"), outcome.get("p99_bound_ns")
+        references = []
+        if knee:
+            references.append(Reference("x", knee["iops"], f"knee: {knee['percent']} % of peak"))
+        if bound:
+            references.append(Reference("y", bound / 1e3, f"p99 bound {bound / 1e3:,.0f} µs"))
+        peak = outcome["peak"]
+        short = [f"{lv['percent']} %" for lv in levels if not lv.get("held", True)]
+        charts.append(ChartSpec(
+            id=f"saturate-{n}", kind="line", title=f"saturate: IOPS vs latency percentiles · {label}",
+            caption=f"completion latency percentiles (each the worst of the directions) at each load level, "
+            f"{levels[0]['percent']} % .. {levels[-1]['percent']} % of the peak held by fio's rate limit, over the "
+            "IOPS the level achieved · dashed: the knee (the last level before p99 more than doubles)"
+            + " and the p99 bound" * bool(bound),
+            x_label="IOPS achieved at the load level", y_label=y_axis_label("latency µs", series), series=series,
+            y_log=log_scale(series), references=tuple(references),
+            note=" · ".join([f"peak {peak['iops']:,.0f} IOPS at QD{peak['iodepth']} x {peak['jobs']} "
+                             f"job{'s' * (peak['jobs'] > 1)}", _knee_text(knee), *_bound_text(outcome)]
+                            + [f"rate not held at {', '.join(short)}"] * bool(short)),
+        ))
+    return charts
+
+
+def _knee_text(knee: dict | None) -> str:
+    if not knee:
+        return "no knee: p99 stayed within twice the lowest p99 of lighter loads"
+    return f"knee at {knee['percent']} % of the peak: {knee['iops']:,.0f} IOPS, p99 {knee['p99_ns'] / 1e3:,.0f} µs"
+
+
+def _bound_text(outcome: dict) -> list[str]:
+    bound = outcome.get("p99_bound_ns")
+    if not bound:
+        return []
+    best = outcome.get("best_under_p99")
+    if not best:
+        return [f"no level kept p99 <= {bound / 1e3:,.0f} µs"]
+    return [f"highest load with p99 <= {bound / 1e3:,.0f} µs: {best['iops']:,.0f} IOPS ({best['percent']} %)"]
+
+
+def steady_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
+    """Per steady or write-saturation run: its figure per round (convergence), and its last or steady window with
+    the window's average, the +/-10 % and +/-20 % bands and the fitted line (verification)."""
+    charts = []
+    for n, (record, label) in enumerate(_labelled(records), start=1):
+        verdict = record.outcomes.get("steady_state")
+        rounds = stored_rounds(record) if isinstance(verdict, dict) else None
+        if not rounds or not rounds.values:
+            continue
+        method = "write saturation" if "write_saturation" in record.outcomes else "steady state"
+        unit = REGISTRY[rounds.metric].unit
+        window = tuple(verdict.get("window") or ())
+        full = verdict.get("excursion_percent") is not None  # a whole window was judged
+        last = verdict.get("round") or len(rounds.values)
+        first = last - len(window) + 1
+        which = "steady window" if verdict.get("reached") else "last window"
+        lines = [SeriesSpec(f"{unit} per round", tuple((i, v) for i, v in enumerate(rounds.values, start=1)))]
+        lines += [SeriesSpec(which, tuple(enumerate(window, start=first)))] * full
+        workload = describe(rounds.tests[-1].params)
+        charts.append(ChartSpec(
+            id=f"steady-rounds-{n}", kind="line", title=f"{method}: convergence per round · {label}",
+            caption=f"{unit} of each round of the workload ({workload}), in order"
+            + f"; the {which} ({len(window)} rounds) drawn again" * full,
+            x_label="round", y_label=y_axis_label(unit, lines), series=tuple(lines), y_log=log_scale(lines),
+            x_ticks=_round_ticks(1, len(rounds.values)), note=verdict.get("summary", ""),
+        ))
+        if full:
+            charts.append(_verification(f"steady-window-{n}", f"{method}: verification window · {label}", record,
+                                        verdict, window, first, unit))
+    return charts
+
+
+def _verification(chart_id: str, title: str, record: RunRecord, verdict: dict, window: tuple[float, ...], first: int,
+                  unit: str) -> ChartSpec:
+    average = sum(window) / len(window)
+    start, per_round = fitted_line(window)
+    last = first + len(window) - 1
+    fit = SeriesSpec(f"fitted line: {verdict['slope_percent']:.1f} % across the window",
+                     ((first, start), (last, start + per_round * (len(window) - 1))))
+    bands = [Reference("y", average * (1 + sign * p / 100), f"{'+' if sign > 0 else '-'}{p} %")
+             for p in _BANDS for sign in (1, -1)]
+    suite = stored_suite(record)
+    criteria = suite.rounds.criteria if suite and suite.rounds else None
+    limits = f" (at most {criteria.excursion_percent:g} %)" if criteria else ""
+    slope_limit = f" (at most {criteria.slope_percent:g} %)" if criteria else ""
+    return ChartSpec(
+        id=chart_id, kind="line", title=title,
+        caption=f"the {'steady' if verdict.get('reached') else 'last'} window's rounds {first}-{last} with their "
+        f"average, lines at +/-10 % and +/-20 % of it and the least-squares line through them, as SNIA's PTS "
+        "plots its measurement window · y axis fitted to the figures, not from zero",
+        x_label="round", y_label=y_axis_label(unit, ()),
+        series=(SeriesSpec(f"{unit} per round", tuple(enumerate(window, start=first))), fit),
+        x_ticks=_round_ticks(first, last), y_from_zero=False,
+        references=(Reference("y", average, f"average {average:,.0f} {unit}"), *bands),
+        note=f"{'steady' if verdict.get('reached') else 'not steady'} · excursion (max - min) "
+        f"{verdict['excursion_percent']:.1f} % of the average{limits} · fitted slope {verdict['slope_percent']:.1f} % "
+        f"across the window{slope_limit}",
+    )
+
+
+def _round_ticks(first: int, last: int) -> tuple[tuple[float, str], ...]:
+    return tuple((r, str(r)) for r in range(first, last + 1)) if last - first < _ROUND_TICKS else ()
+
+
+def _labelled(records: Sequence[RunRecord]) -> list[tuple[RunRecord, str]]:
+    return list(zip(records, run_labels([r.info for r in records])))
+
+
+METHOD_CHARTS = (saturate_charts, pgbench_charts, steady_charts)
+
+
+def method_charts(records: Sequence[RunRecord]) -> tuple[ChartSpec, ...]:
+    """Every method chart that applies to these runs; they come before the charts of fio tests (charts.py)."""
+    return tuple(chart for make in METHOD_CHARTS for chart in make(records))

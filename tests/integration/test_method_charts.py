@@ -1,0 +1,146 @@
+"""Method charts of real runs: a short saturation search, steady-state and write-saturation rounds with real fio on
+a small file, then `disklab report`; the charts are read back off the SVGs and held against what analysis
+concluded (pgbench's charts: tests/unit/test_method_charts.py and test_pgbench.py)."""
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from disklab.analysis.saturation import Level, Probe, knee
+from disklab.analysis.steady import window_figures
+from tests.integration.conftest import NEEDS_FIO, Disklab
+
+pytestmark = [pytest.mark.integration, NEEDS_FIO]
+NS = {"svg": "http://www.w3.org/2000/svg"}
+
+# Two depths at one job, then the ten load levels: 12 steps of 0.3 s.
+SATURATE = """
+name = "saturate-small"
+mode = "saturate"
+
+[saturate]
+max_iodepth = 2
+max_jobs = 1
+p99 = "1ms"
+
+[defaults]
+size = "16M"
+runtime = "300ms"
+
+[[group]]
+name = "RND4K read"
+metric = "iops"
+pattern = "random"
+direction = "read"
+bs = "4k"
+"""
+
+ROUNDS = """
+name = "rounds-small"
+mode = "{mode}"
+
+[steady]
+{steady}
+max_rounds = 4
+precondition = false
+purge = false
+
+[defaults]
+size = "16M"
+runtime = "300ms"
+
+[[group]]
+name = "RND4K write"
+metric = "iops"
+pattern = "random"
+direction = "write"
+bs = "4k"
+iodepth = 4
+"""
+STEADY = ROUNDS.format(mode="steady", steady="window = 3")
+# A multiple (16 GB) that 1.2 s of writing cannot reach: the four rounds run; steady state is judged on the default
+# window of 5.
+WRITE_SATURATION = ROUNDS.format(mode="write-saturation", steady="written_multiple = 1000")
+
+
+def run_and_report(disklab: Disklab, tmp_path: Path, suite_text: str) -> tuple[dict, dict[str, ET.Element]]:
+    """The run's outcomes, and its report's SVGs by title."""
+    suite, target, report = tmp_path / "suite.toml", tmp_path / "target", tmp_path / "report.html"
+    suite.write_text(suite_text)
+    target.mkdir()
+    result = disklab("run", str(suite), "--target", str(target))
+    assert result.returncode == 0, result.stderr
+    (run,) = disklab.runs()
+    assert disklab("report", str(run["id"]), "-o", str(report)).returncode == 0
+    svgs = [ET.fromstring(svg) for svg in re.findall(r"<svg .*?</svg>", report.read_text(), re.S)]
+    outcomes = {row["key"]: json.loads(row["value_json"])
+                for row in disklab.query("SELECT key, value_json FROM run_outcomes WHERE run_id = ?", (run["id"],))}
+    return outcomes, {svg.find("svg:title", NS).text: svg for svg in svgs}
+
+
+def series_values(svg: ET.Element, chart_id: str, i: int) -> list[float]:
+    """The figures of a series, from its markers' tooltips ('name · x: 1,234')."""
+    group = svg.find(f".//svg:g[@id='{chart_id}-series-{i}']", NS)
+    return [float(use.find("svg:title", NS).text.rpartition(": ")[2].replace(",", ""))
+            for use in group.findall("svg:use", NS)]
+
+
+def references(svg: ET.Element) -> list[tuple[str, float, str]]:
+    return [(g.get("data-axis"), float(g.get("data-value")), g.find("svg:text", NS).text)
+            for g in svg.iter(f"{{{NS['svg']}}}g") if g.get("class") == "reference"]
+
+
+def test_a_saturate_report_draws_latency_over_iops_with_the_knee_and_the_bound(disklab: Disklab, tmp_path: Path):
+    outcomes, svgs = run_and_report(disklab, tmp_path, SATURATE)
+    saturation = outcomes["saturation"]
+    levels = saturation["levels"]
+    assert [lv["percent"] for lv in levels] == list(range(10, 101, 10))
+    svg = svgs["saturate: IOPS vs latency percentiles · run 1"]
+    for i, key in enumerate(("p50_ns", "p99_ns", "p99_9_ns")):  # a line per percentile, a point per level, in µs
+        assert series_values(svg, "saturate-1", i) == pytest.approx([lv[key] / 1e3 for lv in levels], abs=0.5,
+                                                                     rel=0.01)
+    # The knee marked is the one analysis finds in the stored levels.
+    found = knee([Level(lv["percent"], lv["target_iops"], Probe(lv["iodepth"], lv["jobs"], lv["iops"], lv["p50_ns"],
+                                                                    lv["p99_ns"], lv["p99_9_ns"])) for lv in levels])
+    marked = references(svg)
+    knee_lines = [(at, label) for axis, at, label in marked if axis == "x"]
+    if found is None:
+        assert saturation["knee"] is None and knee_lines == []
+    else:
+        assert knee_lines == [(found.probe.iops, f"knee: {found.percent} % of peak")]
+    assert [(at, label) for axis, at, label in marked if axis == "y"] == [(1000.0, "p99 bound 1,000 µs")]
+
+
+def test_a_steady_report_draws_its_rounds_and_the_verification_window_with_its_bands(disklab: Disklab,
+                                                                                     tmp_path: Path):
+    outcomes, svgs = run_and_report(disklab, tmp_path, STEADY)
+    verdict = outcomes["steady_state"]
+    rounds = [m["iops"] for t in disklab.tests(1) for m in disklab.metrics(t["id"])]
+    assert verdict["rounds"] == len(rounds) in (3, 4)
+    convergence = svgs["steady state: convergence per round · run 1"]
+    assert series_values(convergence, "steady-rounds-1", 0) == pytest.approx(rounds, rel=0.01)
+    window = verdict["window"]
+    assert series_values(convergence, "steady-rounds-1", 1) == pytest.approx(window, rel=0.01)
+
+    verification = svgs["steady state: verification window · run 1"]
+    assert series_values(verification, "steady-window-1", 0) == pytest.approx(window, rel=0.01)
+    average = verdict["window_average"]
+    marked = [(axis, at) for axis, at, _ in references(verification)]
+    assert marked == [("y", pytest.approx(average * share)) for share in (1, 1.1, 0.9, 1.2, 0.8)]
+    assert [label for *_, label in references(verification)][1:] == ["+10 %", "-10 %", "+20 %", "-20 %"]
+    # The fitted line's change across the window, in % of the average, is the slope the verdict judged.
+    start, end = series_values(verification, "steady-window-1", 1)
+    assert abs(end - start) / average * 100 == pytest.approx(verdict["slope_percent"], rel=0.01, abs=0.05)
+    assert window_figures(window)[1] == pytest.approx(verdict["slope_percent"])
+
+
+def test_a_write_saturation_report_draws_every_round(disklab: Disklab, tmp_path: Path):
+    outcomes, svgs = run_and_report(disklab, tmp_path, WRITE_SATURATION)
+    values = outcomes["write_saturation"]["values"]
+    assert len(values) == 4
+    convergence = svgs["write saturation: convergence per round · run 1"]
+    assert series_values(convergence, "steady-rounds-1", 0) == pytest.approx(values, rel=0.01)
+    assert not any(title.startswith("write saturation: verification") for title in svgs)  # 4 rounds: no window of 5
