@@ -32,6 +32,7 @@ if [ "$purpose" = tests ]; then
   command -v ip >/dev/null || need_packages+=(iproute2)           # many-hosts tests: network namespaces
   command -v chromium >/dev/null || need_packages+=(chromium)     # the HTML report's browser test
   command -v groff >/dev/null || need_packages+=(groff-base)      # the man pages' test
+  command -v pdftoppm >/dev/null || need_packages+=(poppler-utils) # report --pdf's test: the PDF's pages drawn
   command -v sshfs >/dev/null || need_packages+=(sshfs)           # a real network target: sshfs over 127.0.0.1
   [ -x /usr/sbin/sshd ] || need_packages+=(openssh-server)        # ... served by a private sshd
 fi

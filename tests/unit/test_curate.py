@@ -17,6 +17,7 @@ from disklab.fio.parse import parse_fio_output
 from disklab.report.labels import run_labels
 from disklab.store.db import default_store_path
 from disklab.store.names import MAX_NAME_CHARS, run_name
+from disklab.store.notes import add_note
 from disklab.store.repository import RunFilter, Store
 from disklab.suite.loader import load_suite
 from tests.conftest import fixture_text
@@ -31,7 +32,8 @@ _PARAMS = {"pattern": "random", "direction": "read", "rwmixread": None, "bs": 40
 
 
 def stored_run(store: Store, status: str = "complete", **changes) -> int:
-    """A run with every kind of row a run owns: two tests with metrics, series and a flag, env, outcomes, SMART."""
+    """A run with every kind of row a run owns: two tests with metrics, series and a flag, env, outcomes, SMART, a
+    note."""
     output = fixture_text("randread-4k-q32.json.json")
     (job,) = parse_fio_output(output).jobs
     run_id = store.create_run(new_run(**changes))
@@ -43,6 +45,7 @@ def stored_run(store: Store, status: str = "complete", **changes) -> int:
     store.set_run_values("run_env", run_id, {"kernel": "6.1"})
     store.set_run_values("run_outcomes", run_id, {"steady": {"summary": "steady"}})
     store.add_smart(run_id, "/dev/sda", "before", {"temperature": 30})
+    add_note(store, run_id, "a note")
     if status != "running":
         store.finish_run(run_id, status)
     return run_id

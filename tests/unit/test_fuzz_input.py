@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from disklab.cli.main import cli
+from disklab.store.repository import Store
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS
 from disklab.suite.loader import _STEADY_KEYS
 from disklab.suite.params import PARAMS
@@ -290,3 +291,41 @@ def test_capacity_drive_files(store, tmp_path, figures, level):
     shipped.write_text(path.read_text().replace('name = "fuzzed"', 'name = "sata-ssd-1.6t"'))
     result = invoke(store, "capacity", "validate", "--drives", str(shipped), "-f", "csv")
     assert result.exit_code or not re.search(r"\b(nan|inf)\b", result.output, re.IGNORECASE), result.output
+
+
+_REPORT_OPTIONS = ("--title", "--notes", "--label", "--tests", "--metrics")
+_REPORT_VALUES = st.one_of(_OPTION_VALUES, st.sampled_from([
+    "1=990 PRO", "last=x", "1=", "=x", "9=x", "1=a\nb", "1=" + "x" * 101, "1=\u202ex", "iops", "iops,mb_per_s",
+    "iops,,", "IOPS", " iops", "*", "[", "[!a-", "**", "*[*", "@", "@/proc/self/mem", "@/dev/null",
+    "<script>alert(1)</script>", "# h\n\n" + "> " * 300 + "deep", "[x](javascript:alert(1))", "![i](http://x/p.png)",
+    "*" * 2000 + "a", "[" * 3000, "`" * 1000, "- " * 500 + "x", "\x1b[31mred", "a\u202eb", "\ud800",
+]))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(_REPORT_OPTIONS), _REPORT_VALUES), min_size=1, max_size=4))
+def test_report_options(store, options):
+    """report's choices: a page whose notes run nothing, or one line refusing them; the store only read."""
+    args = [arg for option, value in options for arg in (option, value)]
+    result = invoke(store, "report", "last", "-o", "-", *args)
+    if result.exit_code == 0:
+        assert result.stdout.count("<script") == 1 and "javascript:" not in result.stdout.replace(
+            "[x](javascript:alert(1))", "")
+
+
+@FUZZ
+@given(st.one_of(_OPTION_VALUES, st.text(max_size=300)), st.sampled_from(["1", "last", "2", "x", "last~9"]),
+       st.booleans())
+def test_note_text(store, text, run, clear):
+    """A note kept whole and read back as given (white space around it dropped), or refused in one line with the
+    store unchanged."""
+    before = snapshot(store)
+    result = CliRunner().invoke(cli, ["--db", str(store), "note", run, text, *(["--clear"] if clear else [])])
+    assert_clean(result)
+    if result.exit_code:
+        assert snapshot(store) == before, "a refused note changed the store"
+        return
+    with Store(store, read_only=True) as stored:
+        assert stored.get_run(stored.resolve_run_id(run)).notes[-1].text == text.strip()
+    assert CliRunner().invoke(cli, ["--db", str(store), "note", run]).exit_code == 0
+    assert CliRunner().invoke(cli, ["--db", str(store), "note", run, "--clear"]).exit_code == 0

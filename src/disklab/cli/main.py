@@ -115,6 +115,7 @@ _COMMANDS = {
     "delete": ("disklab.cli.curate", "delete"),
     "doctor": ("disklab.cli.doctor", "doctor"), "export": ("disklab.cli.export", "export"),
     "hosts": ("disklab.cli.hosts", "hosts"), "import": ("disklab.cli.importer", "import_run"),
+    "note": ("disklab.cli.note", "note"),
     "publish": ("disklab.cli.publish", "publish"), "rename": ("disklab.cli.curate", "rename"),
     "report": ("disklab.cli.report", "report"), "resume": ("disklab.cli.run", "resume"),
     "run": ("disklab.cli.run", "run"), "runs": ("disklab.cli.runs", "runs"), "show": ("disklab.cli.show", "show"),

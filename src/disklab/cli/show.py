@@ -68,6 +68,8 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
         print_results(record, outcomes, flat)
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
+        for kept in record.notes:  # disklab note
+            stdout_console().print(f"note ({kept.added_at}): {kept.text}", markup=False, highlight=False)
     else:
         from disklab.report.export import EXPORTERS
 

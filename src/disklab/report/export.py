@@ -25,7 +25,8 @@ from disklab.store.records import RunRecord
 # count (SweepRow), and their tests' metrics are under the direction `transaction`. 6: the `view` carries `best_of`
 # (run --best-of: its cells are each test's best pass, not the mean). 7: `findings`, what the figures say (start vs
 # end, capped tests, the spec sheet, a peak then a decline, read-share dips), each with its figures and basis.
-JSON_FORMAT_VERSION = 7
+# 8: `notes`, what the run's user wrote about it (disklab note), each {text, added_at}, oldest first.
+JSON_FORMAT_VERSION = 8
 
 
 def to_json(record: RunRecord, flat: bool = False) -> str:
@@ -49,7 +50,8 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
     ]
     document = {"format": "disklab-run", "format_version": JSON_FORMAT_VERSION, "run": info, "tests": tests,
                 "planned": _planned(record), "environment": record.env, "outcomes": record.outcomes,
-                "findings": [finding.as_dict() for finding in findings(record)]}
+                "findings": [finding.as_dict() for finding in findings(record)],
+                "notes": [asdict(kept) for kept in record.notes]}
     view = None if flat else build_view(record)
     if view:
         document["view"] = asdict(view)

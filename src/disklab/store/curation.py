@@ -8,7 +8,7 @@ from disklab.store.db import now_iso
 
 # Rows that belong to a run's tests, then to the run itself; tests' raw text (job files, fio output) is in tests.
 _TEST_TABLES = ("series", "metrics", "test_flags")
-_RUN_TABLES = ("tests", "run_env", "run_smart", "run_outcomes")
+_RUN_TABLES = ("tests", "run_env", "run_smart", "run_outcomes", "run_notes")
 
 
 def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> None:

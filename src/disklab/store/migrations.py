@@ -185,6 +185,20 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        8,
+        "run notes",
+        # What a run's user wrote about it (`disklab note`), oldest first; a run's name stays one line in runs.
+        """
+        CREATE TABLE run_notes (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            added_at TEXT NOT NULL
+        );
+        CREATE INDEX run_notes_by_run ON run_notes (run_id, id);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -87,12 +87,21 @@ class StoredTest:
 
 
 @dataclass(frozen=True)
+class Note:
+    """What a run's user wrote about it (`disklab note`)."""
+
+    text: str
+    added_at: str  # ISO time in UTC
+
+
+@dataclass(frozen=True)
 class RunRecord:
     info: RunInfo
     suite_text: str
     tests: tuple[StoredTest, ...]
     env: dict = field(default_factory=dict)  # the environment registry's values (env/registry.py)
     outcomes: dict = field(default_factory=dict)  # what the run's schedule concluded (steady state, precision, ...)
+    notes: tuple[Note, ...] = ()  # oldest first
 
 
 # A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step; the count is

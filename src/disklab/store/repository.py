@@ -14,6 +14,7 @@ from disklab.fio.logs import Series
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
+from disklab.store.notes import run_notes
 from disklab.store.records import (
     RUN_COLUMNS, TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
 )
@@ -361,10 +362,9 @@ class Store:
         )
         if "hosts" in json.loads(row["options_json"]) and not per_host:
             tests = tuple(t for t in tests if t.host is None)
-        return RunRecord(
-            info=run_info(row), suite_text=row["suite_text"], tests=tests, env=self.run_values("run_env", run_id),
-            outcomes=self.run_values("run_outcomes", run_id),
-        )
+        return RunRecord(info=run_info(row), suite_text=row["suite_text"], tests=tests,
+                         env=self.run_values("run_env", run_id), outcomes=self.run_values("run_outcomes", run_id),
+                         notes=run_notes(self, run_id))
 
     def raw_text(self, run_id: int) -> dict[int, tuple[str, str]]:
         """{test id: (jobfile, fio_output)} of a run; a record read before the store was closed reopens it."""

@@ -62,6 +62,7 @@ class ChartSpec:
     sample: str = "repeats"  # what the n of an error bar counts
     references: tuple[Reference, ...] = ()  # the axes reach them
     y_from_zero: bool = True  # False: a linear y axis fitted to the figures (judged against their own average)
+    metric: str = ""  # the figure it draws (report/metrics.py), which report --metrics chooses; '': none of them
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
                 + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
+                metric=metric,
             ))
     return charts
 
@@ -191,7 +193,7 @@ def read_share_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             title=f"IOPS over read share · {describe(tests[0].params, 'rwmixread', 'iodepth')}",
             caption="IOPS (read + write) per read share, one line per queue depth" + " and run" * several_runs,
             x_label="read share (%)", y_label=y_axis_label("IOPS", series), series=series,
-            x_ticks=tuple((share, f"{share}") for share in shares), y_log=log_scale(series),
+            x_ticks=tuple((share, f"{share}") for share in shares), y_log=log_scale(series), metric="iops",
         ))
     return charts
 
@@ -218,7 +220,7 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
             caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
             x_label="test", y_label=y_axis_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
-            y_log=log_scale(series),
+            y_log=log_scale(series), metric=metric,
         ))
     return charts
 
@@ -243,7 +245,7 @@ def spare_area_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             + (f" · not steady, left out: {', '.join(unsteady)}" if unsteady else ""),
             x_label="over-provisioning (% of the device left unused)", y_label=y_axis_label(unit, series),
             series=series, x_ticks=tuple((level.percent, f"{level.percent}") for level in steady),
-            y_log=log_scale(series), sample="rounds of the steady window",
+            y_log=log_scale(series), sample="rounds of the steady window", metric=levels[0].metric,
         ))
     lines = tuple(SeriesSpec(f"OP {level.percent} %", tuple((end / 60, value) for end, value in
                                                              zip(level.round_ends_s, level.rounds)))
@@ -253,6 +255,7 @@ def spare_area_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         caption=f"{unit} of each round of the workload after preconditioning, one line per over-provisioning level; "
         "a point at the end of its round" + (f" · the first {MAX_LINES} levels" if len(levels) > MAX_LINES else ""),
         x_label="measured time (min)", y_label=y_axis_label(unit, lines), series=lines, y_log=log_scale(lines),
+        metric=levels[0].metric,
     ))
     return charts
 

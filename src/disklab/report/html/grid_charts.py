@@ -50,4 +50,5 @@ def _heatmap(chart_id: str, cells: dict[tuple[int, int], Planned], depths: list[
         + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else ""),
         x_label="jobs (numjobs)", y_label=f"queue depth (iodepth) · {unit}", series=tuple(rows),
         x_ticks=tuple((float(c), axis_label("jobs", j)) for c, j in enumerate(jobs)), y_log=log_scale(rows),
+        metric=metric,
     )

@@ -90,7 +90,7 @@ def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         + (" · repeated tests: the worst of the repeats (percentiles cannot be averaged)"
            if max(group.repeats) > 1 else ""),
         x_label="percentile (%), log scale of 1 - p", y_label="latency (µs, log scale)", series=group.lines,
-        x_ticks=_PERCENTILE_TICKS, y_log=True, note=_worst_note(group.repeats),
+        x_ticks=_PERCENTILE_TICKS, y_log=True, note=_worst_note(group.repeats), metric="clat_p99_us",
     ) for n, group in enumerate(latency_groups(records, _worst_percentiles), start=1)]
 
 
@@ -129,6 +129,7 @@ def exceedance_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             x_label="completion latency (µs, log scale)", y_label="I/Os slower (%, log scale)", series=group.lines,
             x_ticks=tuple((10.0 ** k, short_number(10.0 ** k)) for k in decades), x_log10=True, y_log=True,
             note="repeated tests: the repeats' histograms merged" if max(group.repeats) > 1 else "",
+            metric="clat_p99_us",
         ))
     return charts
 

@@ -50,7 +50,7 @@ def saturate_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             "IOPS the level achieved · dashed: the knee (the last level before p99 more than doubles)"
             + " and the p99 bound" * bool(bound),
             x_label="IOPS achieved at the load level", y_label=y_axis_label("latency µs", series), series=series,
-            y_log=log_scale(series), references=tuple(references),
+            y_log=log_scale(series), references=tuple(references), metric="clat_p99_us",
             note=" · ".join([f"peak {peak['iops']:,.0f} IOPS at QD{peak['iodepth']} x {peak['jobs']} "
                              f"job{'s' * (peak['jobs'] > 1)}", _knee_text(knee), *_bound_text(outcome)]
                             + [f"rate not held at {', '.join(short)}"] * bool(short)),

@@ -5,7 +5,7 @@ section (a run-vs-run comparison, say) is a new field here and a block in the te
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.findings import findings
@@ -14,7 +14,9 @@ from disklab.analysis.overview import METHOD, overview
 from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
+from disklab.report.choices import ReportChoices
 from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.html.markdown import markdown_html
 from disklab.report.html.method_charts import method_charts
 from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
 from disklab.report.runs import ran_tests
@@ -26,7 +28,7 @@ from disklab.report.table import (
 )
 from disklab.report.labels import axis_label, run_labels
 from disklab.report.views import build_view, cell_text
-from disklab.store.records import RunRecord
+from disklab.store.records import Note, RunRecord
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class RunSection:
     environment: TableModel | None  # None: recorded by a disklab that did not record it
     notes: tuple[str, ...]  # flags on tests, what the run's schedule concluded, why it stopped
     findings: TableModel | None = None  # what the figures say (analysis/findings.py); None: nothing found
+    user_notes: tuple[Note, ...] = ()  # what the run's user wrote about it (disklab note)
 
 
 @dataclass(frozen=True)
@@ -60,20 +63,27 @@ class ReportModel:
     runs: tuple[RunSection, ...]
     spare_area: TableModel | None = None  # an over-provisioning series' steady state by level; None: not one
     overview: TableModel | None = None  # one relative figure per run; None: one run, or none shares a test
+    notes_html: str = ""  # report --notes, rendered by markdown.py: markup that can neither run nor fetch
+    chosen: str = ""  # the tests and metrics chosen (report --tests, --metrics); '': all of them
 
 
-def build_report(records: Sequence[RunRecord], generated_at: str) -> ReportModel:
+def build_report(records: Sequence[RunRecord], generated_at: str,
+                 choices: ReportChoices = ReportChoices()) -> ReportModel:
+    records = choices.applied(records)
     labels = run_labels([r.info for r in records])  # one name per run in every table, heading and legend
     suites = list(dict.fromkeys(r.info.suite_name for r in records))
     return ReportModel(
-        title=f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
+        title=choices.title or f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
         generated_at=generated_at,
         tested=_tested(records, labels),
-        comparison=_comparison(records, labels),
+        comparison=_comparison(records, labels, choices),
         overview=_overview(records, labels),
         spare_area=_spare_area(records),
-        charts=(*method_charts(records), *select_charts(records)),
-        runs=tuple(_section(record, label) for record, label in zip(records, labels)),
+        charts=tuple(chart for chart in (*method_charts(records), *select_charts(records))
+                     if choices.shows(chart.metric)),
+        runs=tuple(_section(record, label, choices) for record, label in zip(records, labels)),
+        notes_html=markdown_html(choices.notes) if choices.notes else "",
+        chosen=choices.described(),
     )
 
 
@@ -96,7 +106,8 @@ def _target(info) -> str:
     return f"{info.target} ({info.target_kind})"
 
 
-def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> TableModel | None:
+def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str],
+                choices: ReportChoices) -> TableModel | None:
     """The runs side by side as `disklab compare` shows them, baseline first, with its notes (crossovers, noise)."""
     if len(records) < 2:
         return None
@@ -106,6 +117,7 @@ def _comparison(records: Sequence[RunRecord], report_labels: Sequence[str]) -> T
     if len(kept) < 2 or kept[0] != 0:
         return None
     view = shown(compare_runs([records[i] for i in kept]), only_changed=False)
+    view = replace(view, rows=tuple(row for row in view.rows if choices.shows(row.metric)))
     labels = [report_labels[i] for i in kept]
     return TableModel(
         f"{' vs '.join(labels)} · baseline {labels[0]}", tuple(headings(labels)),
@@ -149,7 +161,7 @@ def _options(options: dict) -> str:
     ) or "-"
 
 
-def _section(record: RunRecord, label: str) -> RunSection:
+def _section(record: RunRecord, label: str, choices: ReportChoices) -> RunSection:
     info = record.info
     tables = []
     view = build_view(record, label)
@@ -161,9 +173,11 @@ def _section(record: RunRecord, label: str) -> RunSection:
             view.notes,
         ))
     if is_pgbench_run(record):
-        tables.append(_sweep_table(record, label))
+        every_test = _sweep_table(record, label)
     else:
-        tables.append(_summary_table(record, label) if repeated(record) else _results_table(record, label))
+        every_test = _summary_table(record, label) if repeated(record) else _results_table(record, label)
+    headings, rows = choices.columns(every_test.headings, every_test.rows)
+    tables.append(replace(every_test, headings=headings, rows=rows))
     notes = [*flag_lines(record)]
     notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
     if info.error:
@@ -174,6 +188,7 @@ def _section(record: RunRecord, label: str) -> RunSection:
         tables=tuple(tables), environment=_environment(record, label), notes=tuple(notes),
         findings=TableModel(f"{label} · {FINDINGS_TITLE.lower()}", FINDINGS_HEADINGS,
                             tuple(finding_cells(f) for f in found)) if found else None,
+        user_notes=record.notes,
     )
 
 

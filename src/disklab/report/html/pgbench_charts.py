@@ -49,14 +49,14 @@ def _sweep_charts(runs: list[tuple[str, list[SweepRow]]]) -> list[ChartSpec]:
             caption="transactions per second (excluding connection set-up, as pgbench reports it) per client count, "
             "one line per run",
             x_label=x_label, y_label=y_axis_label("TPS", tps), series=tps, x_ticks=ticks, x_log2=log2,
-            y_log=log_scale(tps), sample="steps",
+            y_log=log_scale(tps), sample="steps", metric="tps",
         ),
         ChartSpec(
             id="pgbench-latency-clients", kind="line", title="pgbench: latency over clients",
             caption="latency per transaction per client count: pgbench's mean, and p50 and p99 from its transaction "
             "log" + ", one line of each per run" * several,
             x_label=x_label, y_label=y_axis_label("latency ms", latency), series=latency, x_ticks=ticks, x_log2=log2,
-            y_log=log_scale(latency), sample="steps",
+            y_log=log_scale(latency), sample="steps", metric="lat_mean_us",
         ),
     ]
 
@@ -90,5 +90,5 @@ def _over_time(chart_id: str, label: str, record: RunRecord) -> ChartSpec | None
         caption="transactions per second in each second of each step (pgbench's progress report), one line per step"
         + (f" · the first {MAX_LINES} of {len(lines)} steps" if len(lines) > MAX_LINES else ""),
         x_label="time from start of the step (s)", y_label=y_axis_label("TPS", shown), series=shown,
-        y_log=log_scale(shown),
+        y_log=log_scale(shown), metric="tps",
     )

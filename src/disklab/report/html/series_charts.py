@@ -18,6 +18,7 @@ _FIGURES = (
     ("bw_bytes_per_s", "mb-per-s-", "MB/s", "MB/s", 1e6),
     ("lat_mean_ns", "latency-", "Mean latency", "µs", 1e3),
 )
+_METRIC_OF = {"iops": "iops", "bw_bytes_per_s": "mb_per_s", "lat_mean_ns": "lat_mean_us"}  # report --metrics
 _CAPTIONS = {
     "iops": "IOPS per logged interval, jobs combined",
     "bw_bytes_per_s": "MB/s per logged interval, jobs combined · MB/s = 10^6 bytes/s",
@@ -79,6 +80,7 @@ def _chart(chart_id: str, label: str, tests: Sequence[Planned], kind: str, name:
         + (f" · moving average: centred, over {_window_text(set(windows), interval)}" if averages else "")
         + " · repeated tests: the mean of the repeats" * any(len(t.tests) > 1 for t in tests),
         x_label="time from start of measurement (s)", y_label=y_axis_label(unit, lines), series=series, bands=True,
+        metric=_METRIC_OF[kind],
     )
 
 

@@ -1,0 +1,46 @@
+"""A run's notes (`disklab note`): what its user wrote about it, in run_notes beside the run, oldest first.
+
+Apart from repository.py so that the store's reading and writing of runs stays one module within the size limit;
+the Store is passed in (its connection, path and transaction), never imported, as repository.py imports this.
+"""
+
+from disklab.errors import UserError
+from disklab.store.db import now_iso, translate_errors
+from disklab.store.names import checked_text
+from disklab.store.records import Note
+
+MAX_NOTE_CHARS = 4000
+
+
+def note_text(text: str) -> str:
+    """A note as it is kept (white space around it dropped), or ValueError saying in one line why it cannot be."""
+    return checked_text(text.strip() or text, "a note", MAX_NOTE_CHARS, lines=True)
+
+
+def add_note(store, run_id: int, text: str, replace: bool = False) -> int:
+    """Keep `text` (checked by note_text) with the run; `replace`: in place of its notes. Returns how many it has."""
+    with store.transaction():
+        _check_run(store, run_id)
+        if replace:
+            store.conn.execute("DELETE FROM run_notes WHERE run_id = ?", (run_id,))
+        store.conn.execute("INSERT INTO run_notes (run_id, text, added_at) VALUES (?, ?, ?)",
+                           (run_id, text, now_iso()))
+        return store.conn.execute("SELECT COUNT(*) FROM run_notes WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+
+def clear_notes(store, run_id: int) -> int:
+    """Remove every note of the run; returns how many there were."""
+    with store.transaction():
+        _check_run(store, run_id)
+        return store.conn.execute("DELETE FROM run_notes WHERE run_id = ?", (run_id,)).rowcount
+
+
+def run_notes(store, run_id: int) -> tuple[Note, ...]:
+    with translate_errors(store.path):
+        rows = store.conn.execute("SELECT text, added_at FROM run_notes WHERE run_id = ? ORDER BY id", (run_id,))
+        return tuple(Note(row["text"], row["added_at"]) for row in rows)
+
+
+def _check_run(store, run_id: int) -> None:
+    if store.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+        raise UserError(f"there is no run {run_id} in {store.path}")
