@@ -12,6 +12,7 @@ import pytest
 from disklab.analysis.saturation import Level, Probe, knee
 from disklab.analysis.steady import window_figures
 from tests.integration.conftest import NEEDS_FIO, Disklab
+from tests.integration.test_report_browser import chart_titles
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]
 NS = {"svg": "http://www.w3.org/2000/svg"}
@@ -76,6 +77,7 @@ def run_and_report(disklab: Disklab, tmp_path: Path, suite_text: str) -> tuple[d
     (run,) = disklab.runs()
     assert disklab("report", str(run["id"]), "-o", str(report)).returncode == 0
     svgs = [ET.fromstring(svg) for svg in re.findall(r"<svg .*?</svg>", report.read_text(), re.S)]
+    assert chart_titles(report) == [svg.find("svg:title", NS).text for svg in svgs], "every chart drawn in Chromium"
     outcomes = {row["key"]: json.loads(row["value_json"])
                 for row in disklab.query("SELECT key, value_json FROM run_outcomes WHERE run_id = ?", (run["id"],))}
     return outcomes, {svg.find("svg:title", NS).text: svg for svg in svgs}

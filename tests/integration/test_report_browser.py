@@ -46,6 +46,19 @@ def browser_or_skip():
     return sync_playwright()
 
 
+def chart_titles(page_path: Path) -> list[str]:
+    """The title of every chart SVG of an HTML file as Chromium draws it, in page order (what a reader sees)."""
+    with browser_or_skip() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri())
+            return page.evaluate("""() => [...document.querySelectorAll('figure.chart svg')]
+                .map(svg => svg.querySelector(':scope > title').textContent)""")
+        finally:
+            browser.close()
+
+
 def run_ok(disklab, *args: str) -> None:
     result = disklab(*args)
     assert result.returncode == 0, result.stderr
