@@ -150,8 +150,9 @@ def test_a_report_of_several_runs_opens_offline_with_every_chart_drawn(tmp_path,
     assert [url for url in requests if not url.startswith("file://")] == []
     latency = {chart: figure["points"] for chart, figure in drawn.items() if chart.startswith("latency")}
     exceedance = {chart: figure["points"] for chart, figure in drawn.items() if chart.startswith("exceedance")}
-    assert {chart: figure["points"] for chart, figure in drawn.items()
-            if chart not in latency and chart not in exceedance} == expected
+    grids = [chart for chart in drawn if chart.startswith("grid-")]  # quick's CrystalDiskMark grid (grid.py)
+    assert grids and {chart: figure["points"] for chart, figure in drawn.items()
+                      if chart not in latency and chart not in exceedance and chart not in grids} == expected
     assert all(points == [5] * len(points) for points in latency.values())
     assert sum(len(points) for points in latency.values()) == percentile_lines
     assert sum(len(points) for points in exceedance.values()) == percentile_lines
@@ -198,8 +199,10 @@ def test_a_report_of_repeated_runs_shows_titles_units_and_error_bars_and_downloa
             for chart in charts:
                 shot = ARTIFACTS / f"report-repeats-{chart['id']}.png"
                 page.locator(f"#{chart['id']} svg").screenshot(path=str(shot))
+            grids = [chart for chart in charts if chart["kind"] == "grid"]  # quick's CrystalDiskMark grid (grid.py)
+            charts = [chart for chart in charts if chart["kind"] != "grid"]
             saved = {}
-            for chart in (charts[0], charts[-1]):  # bars and a line chart
+            for chart in (charts[0], charts[-1], grids[0]):  # bars, a line chart and the grid
                 for kind in ("svg", "png"):
                     with page.expect_download() as download:
                         page.click(f"#{chart['id']} a[data-download={kind}]")
@@ -227,8 +230,9 @@ def test_a_report_of_repeated_runs_shows_titles_units_and_error_bars_and_downloa
             assert chart["errorBars"] == chart["points"] > 0 and "mean of n = 3 repeats" in chart["notes"][-1], chart
         else:  # the time series: a band per direction
             assert chart["bands"] >= 1 and "mean of n = 3 repeats" in chart["notes"][-1], chart
+    assert [g["id"] for g in grids] == ["grid-run-1"] and "mean of 3 passes" in grids[0]["svgTitle"]
     for (chart_id, kind), path in saved.items():
-        chart = next(c for c in charts if c["id"] == chart_id)
+        chart = next(c for c in charts + grids if c["id"] == chart_id)
         assert path.name == f"{chart_id}.{kind}"
         if kind == "svg":
             svg = ET.parse(path).getroot()

@@ -159,7 +159,8 @@ def test_the_page_is_self_contained_with_a_figure_per_chart_and_countable_series
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html), "nothing loaded from the network"
     assert "<link" not in html and html.count("<script>") == 1, "one inline script: the downloads"
     figures = re.findall(r'<figure class="chart" id="([^"]+)"', html)
-    assert figures == [chart.id for chart in model.charts] and len(figures) == 8  # 4, and 2 latency charts of each run
+    # quick's grid (grid.py) first, 4, and 2 latency charts of each run
+    assert figures == [chart.id for chart in model.charts] and len(figures) == 9
     for figure in figures:
         assert re.findall(rf'data-download="(\w+)" data-chart="{figure}"', html) == ["svg", "png"]
     for chart in model.charts:
@@ -167,6 +168,8 @@ def test_the_page_is_self_contained_with_a_figure_per_chart_and_countable_series
             group = f'id="{chart.id}-series-{i}"'
             if chart.kind == "bars":
                 assert len(re.findall(rf'id="{chart.id}-series-{i}-bar-\d+"', html)) == len(series.points)
+            elif chart.kind == "grid":  # a cell per row of each column
+                assert len(re.findall(rf'id="{chart.id}-cell-\d+-{i}"', html)) == len(chart.x_ticks)
             else:
                 body = html[html.index(group):]
                 assert body[:body.index("</g>")].count("<use") == len(series.points)

@@ -70,7 +70,7 @@ def test_labels_name_the_runs_in_tables_headings_and_legends(db, tmp_path):
     assert "990 PRO (run 1)" in html and "870 EVO (run 2)" in html
     headings, _ = table(html, "990 PRO (run 1) · every test")
     assert headings[0] == "Test"
-    svg = ET.fromstring(re.search(r"<svg.*?</svg>", html, re.S).group(0))
+    svg = ET.fromstring(re.search(r'<figure class="chart" id="quick-sequential".*?(<svg.*?</svg>)', html, re.S).group(1))
     legend = [t.text for t in svg.iter(f"{SVG}text") if t.text]
     assert "990 PRO (run 1)" in legend and "870 EVO (run 2)" in legend
     with Store(db, read_only=True) as store:  # the report's names, not the runs'
@@ -102,7 +102,7 @@ def test_metrics_choose_the_comparisons_rows_the_charts_and_the_tables_columns(d
     _, compared = table(html, "run 1 vs run 2 · baseline run 1")
     assert compared and {row[2] for row in compared} == {"IOPS"}
     latency = report(db, tmp_path, "--metrics", "clat_p99_us,mb_per_s")
-    assert chart_ids(latency) == {"quick-sequential"} | latency_charts
+    assert chart_ids(latency) == {"quick-sequential", "grid-run-1", "grid-run-2"} | latency_charts  # grids: MB/s
     headings, _ = table(latency, "run 1 · every test")
     assert headings == ["Test", "Dir", "MB/s", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs"]
 

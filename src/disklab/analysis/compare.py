@@ -88,6 +88,7 @@ class Cell:
     basis: str | None = None  # T_TEST, INTERVAL or SINGLE_RUNS
     reason: str | None = None  # why the verdict is INCONCLUSIVE or NO_VERDICT
     withheld_by: str | None = None  # a flag of the tests behind this figure withholds any verdict on it (why)
+    best: float | None = None  # run --best-of: the best pass, the figure shown; the verdict still judges every pass
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ class PlannedUnit:
     label: str
     params: dict
     tests: tuple[StoredTest, ...]
+    best_of: int | None = None  # the run was made with --best-of
 
 
 def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAULT_TOLERANCE_PERCENT) -> Comparison:
@@ -202,7 +204,8 @@ def planned_units(record: RunRecord) -> dict[TestKey, PlannedUnit]:
         seen[params, part_of] = seen.get((params, part_of), 0) + 1
         in_window = tuple(t for t in tests if t.attempt in window)
         sample = tuple(tests) if repeated(record) else in_window if len(in_window) > 1 else (tests[-1],)
-        units[TestKey(params, seen[params, part_of], part_of)] = PlannedUnit(tests[0].label, tests[0].params, sample)
+        units[TestKey(params, seen[params, part_of], part_of)] = PlannedUnit(tests[0].label, tests[0].params, sample,
+                                                                             record.info.options.get("best_of"))
     return units
 
 
@@ -294,6 +297,7 @@ def _rows(key: TestKey, units: list[dict[TestKey, PlannedUnit]], tolerance_perce
                 Cell(None) if s is None else withheld(judged(samples[0], s, metric, tolerance_percent), flagged[0], why)
                 for s, why in zip(samples[1:], flagged[1:])
             )
+            cells = tuple(with_best(cell, unit, direction, metric) for cell, unit in zip(cells, present))
             rows.append(Row(label, key, direction, metric.name, cells))
     return rows
 
@@ -302,6 +306,15 @@ def unit_sample(unit: PlannedUnit, direction: str, metric: CompareMetric) -> Sum
     values = [metric.value(m) for t in unit.tests for m in t.metrics if m.direction == direction]
     values = [v for v in values if v is not None]
     return summarize(values) if values else None
+
+
+def with_best(cell: Cell, unit: PlannedUnit | None, direction: str, metric: CompareMetric) -> Cell:
+    """A --best-of run's cell also holds its best pass, the figure CrystalDiskMark reports (report/views.py)."""
+    if unit is None or not unit.best_of:
+        return cell
+    values = [v for t in unit.tests for m in t.metrics
+              if m.direction == direction and (v := metric.value(m)) is not None]
+    return replace(cell, best=(max if metric.higher_is_better else min)(values)) if values else cell
 
 
 def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_percent: float) -> Cell:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from disklab.analysis.compare import (
-    CONDITION_PARAMS, METRIC_BY_NAME, Cell, TestKey, env_changes, judged, planned_units, unit_sample,
+    CONDITION_PARAMS, METRIC_BY_NAME, Cell, TestKey, env_changes, judged, planned_units, unit_sample, with_best,
 )
 from disklab.analysis.stats import Summary
 from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, WORSE
@@ -175,12 +175,14 @@ def device_history(device: Device, records: Sequence[RunRecord],
         entries = []
         for before, (record, unit, samples) in zip((None, *held), held):
             if before is None:
-                entries.append(Entry(record.info, tuple(Cell(samples.get(c)) for c in columns), None, (), ()))
+                entries.append(Entry(record.info, _best(tuple(Cell(samples.get(c)) for c in columns), unit, columns),
+                                     None, (), ()))
                 continue
             step = (before[0].info.id, record.info.id)
             if step not in environment:
                 environment[step] = env_changes(before[0], record)
-            cells = tuple(_cell(before[2].get(c), samples.get(c), c, tolerance_percent) for c in columns)
+            cells = _best(tuple(_cell(before[2].get(c), samples.get(c), c, tolerance_percent) for c in columns),
+                          unit, columns)
             entries.append(Entry(record.info, cells, before[0].info, environment[step],
                                  _conditions(before[1].params, unit.params)))
         latest = held[-1][1]
@@ -204,6 +206,11 @@ def _cell(base: Summary | None, sample: Summary | None, column: Column, toleranc
     if sample is None or base is None:
         return Cell(sample)
     return judged(base, sample, METRIC_BY_NAME[column.metric], tolerance_percent)
+
+
+def _best(cells: tuple[Cell, ...], unit, columns: tuple[Column, ...]) -> tuple[Cell, ...]:
+    """A --best-of run's figures are its best passes, as compare shows them."""
+    return tuple(with_best(cell, unit, c.direction, METRIC_BY_NAME[c.metric]) for cell, c in zip(cells, columns))
 
 
 def _conditions(before: dict, after: dict) -> tuple[tuple[str, object, object], ...]:

@@ -1,5 +1,6 @@
 """An ArrayPlan as the HTML report's model: the same page, tables and charts as stored runs get."""
 
+from disklab import __version__
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan
 from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
@@ -7,6 +8,7 @@ from disklab.capacity.validation import band_for
 from disklab.report.html.charts import SWEEP_MIN_POINTS, ChartSpec, SeriesSpec, describe, log_scale, y_axis_label
 from disklab.report.html.model import ReportModel, TableModel
 from disklab.report.labels import axis_label
+from disklab.report.metrics import better
 
 _METRICS = (("iops", "IOPS", lambda p: p.iops), ("mb-per-s", "MB/s", lambda p: p.bw_bytes_per_s / 1e6))
 
@@ -43,5 +45,8 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
                 + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else "") + bands,
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
+                # No run made it: the footer says what did (provenance.py's footer is a run's).
+                footer=f"{MODEL_NOTE}: disklab {__version__} capacity model · {' vs '.join(labels(plan))} · "
+                f"{describe(plan.tests[indexes[0]].params(), 'bs')}", y_better=better(unit),
             ))
     return tuple(charts)

@@ -10,6 +10,7 @@ from disklab.cli.completion import complete_run
 from disklab.cli.spec import spec_option, with_spec
 from disklab.errors import UserError
 from disklab.report.choices import ReportChoices, metric_names, report_title, run_label, tests_pattern
+from disklab.report.html.grid import DEFAULT_GRID_UNIT, GRID_UNITS
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.report.metrics import REGISTRY
@@ -48,9 +49,11 @@ Examples:
                    f"{', '.join(REGISTRY)}.")
 @click.option("--pdf", is_flag=True,
               help="Write a PDF instead: the page printed by headless Chromium (Debian's 'chromium' package).")
+@click.option("--grid-unit", type=click.Choice(list(GRID_UNITS)), default=DEFAULT_GRID_UNIT, show_default=True,
+              help="Unit of CrystalDiskMark's grid, drawn for runs of a suite with its view (quick, desktop-mix).")
 @spec_option
 @click.pass_context
-def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, spec):
+def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, grid_unit, spec):
     """Write RUNs (numbers, 'last', 'last~N' or series:RUN; default: last) as one HTML report with tables and charts.
     """
     notes_text = _notes(notes) if notes is not None else None
@@ -63,9 +66,12 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, spe
     output = output or f"disklab-report-run{'-'.join(str(i) for i in run_ids)}.{'pdf' if pdf else 'html'}"
     if output != "-" and not Path(output).parent.is_dir():
         raise UserError(f"cannot write {output}: the directory {Path(output).parent} does not exist")
-    html = render_html(build_report(records, generated_at=now_iso(), choices=choices))
+    html = render_html(build_report(records, generated_at=now_iso(), choices=choices, grid_unit=grid_unit))
     if not pdf:
-        write_output(html, output)
+        try:
+            write_output(html, output)
+        except OSError as exc:
+            raise UserError(f"cannot write {output}: {exc.strerror}") from exc
         return
     from disklab.report.html.pdf import print_pdf
 

@@ -27,7 +27,8 @@ from disklab.report.terminal import terminal_text
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
 # 3: single runs on both sides are never judged: verdict "no verdict", basis "single runs" (was "tolerance-only");
 # each run's "status"; an inconclusive "reason" may name a flag that withholds the verdict (analysis/withheld.py).
-JSON_FORMAT_VERSION = 3
+# 4: each value's "best", a --best-of run's best pass (null for other runs).
+JSON_FORMAT_VERSION = 4
 FORMATS = ("table", "markdown", "csv", "json")
 VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: the README's own example, within any tolerance.
@@ -74,6 +75,9 @@ def notes(view: Shown) -> list[str]:
                      "the figure's spread (one pass each, --repeat 1), so no difference is called, however large the "
                      "ratio: two single runs of the same configuration differ by 2x on a busy machine; run both "
                      "with the default passes (or --repeat 3) to judge them")
+    if any(cell.best is not None for row in c.rows for cell in row.cells):
+        lines.append("best of N: a --best-of run's best pass, as CrystalDiskMark reports it; its ratio and verdict "
+                     "judge the mean of every pass")
     if c.repeated:
         lines.append(f"±: 95 % confidence interval of the mean of the repeats; ! wider than {TOO_WIDE_PERCENT:g} %")
     lines += _inconclusive_notes(c)
@@ -207,10 +211,13 @@ def _condition_value(parameter: str, value) -> str:
 
 
 def format_value(metric: str, cell: Cell) -> str:
+    """The mean ± its interval; a --best-of run's best pass first, labelled, as its grid shows it."""
     if cell.summary is None:
         return "n/a"
     text = REGISTRY[metric].format(cell.summary.mean)
-    return text if cell.summary.n == 1 else f"{text} ±{format_spread(cell.summary)}"
+    text = text if cell.summary.n == 1 else f"{text} ±{format_spread(cell.summary)}"
+    return text if cell.best is None else \
+        f"{REGISTRY[metric].format(cell.best)} best of {cell.summary.n} (mean {text})"
 
 
 def _ratio(cell: Cell) -> str:
@@ -319,7 +326,8 @@ def to_json(view: Shown) -> str:
                 "higher_is_better": METRIC_BY_NAME[row.metric].higher_is_better,
                 "values": [
                     {"run": run_id, **(cell.summary.as_dict() if cell.summary else {"n": 0, "mean": None}),
-                     "ratio": cell.ratio, "verdict": cell.verdict, "basis": cell.basis, "reason": cell.reason}
+                     "best": cell.best, "ratio": cell.ratio, "verdict": cell.verdict, "basis": cell.basis,
+                     "reason": cell.reason}
                     for run_id, cell in zip(ids, row.cells)
                 ],
             }

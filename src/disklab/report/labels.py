@@ -3,7 +3,8 @@ comparisons and charts."""
 
 from collections.abc import Sequence
 
-from disklab.store.records import RunInfo
+from disklab.env.registry import device_key
+from disklab.store.records import RunInfo, RunRecord
 from disklab.units import format_size
 
 _SIZE_FIELDS = ("bs", "size", "filesize", "rate")
@@ -40,16 +41,50 @@ _RUN_DIFFERENCES = (
 )
 
 
-def run_labels(infos: Sequence[RunInfo]) -> list[str]:
+def run_labels(infos: Sequence[RunInfo], devices: Sequence[str | None] = ()) -> list[str]:
     """The names runs go by in one table, chart or legend: the given name (or 'run N') with the run's number, and
-    what differs between these runs, so that a legend cannot hide it: 'run 3 (libaio)', 'old array (run 2, psync)'."""
-    differing = [(field, form) for field, form in _RUN_DIFFERENCES if len({getattr(i, field) for i in infos}) > 1]
+    what differs between these runs, so that a legend cannot hide it: 'run 3 (libaio)', 'old array (run 2, psync)'.
+
+    `devices`, per run, its disk by model and capacity (device_name): an unnamed run goes by its disk, and runs
+    whose disks tell them apart are not told apart by their paths too: 'Samsung SSD 990 PRO 2 TB (run 4)'."""
+    devices = list(devices) or [None] * len(infos)
+    told_apart = None not in devices and len(set(devices)) == len(devices)
+    differing = [(field, form) for field, form in _RUN_DIFFERENCES if len({getattr(i, field) for i in infos}) > 1
+                 and not (field == "target" and told_apart)]
     labels = []
-    for info in infos:
+    for info, device in zip(infos, devices):
         # An imported run may list several engines ('libaio, psync'): one part of the label, not two.
         parts = [form.format(str(getattr(info, field)).replace(", ", "+")) for field, form in differing]
-        if info.name:
-            labels.append(f"{info.name} ({', '.join([f'run {info.id}', *parts])})")
+        name = info.name or device
+        if name:
+            labels.append(f"{name} ({', '.join([f'run {info.id}', *parts])})")
         else:
             labels.append(f"run {info.id}" + (f" ({', '.join(parts)})" if parts else ""))
     return labels
+
+
+def record_labels(records: Sequence[RunRecord]) -> list[str]:
+    """run_labels with each run's disk, as the report names runs in its tables, headings and legends."""
+    return run_labels([r.info for r in records], [device_name(r.env) for r in records])
+
+
+def device_name(env: dict, unnamed: bool = False) -> str | None:
+    """The disks under the target by model and capacity, as reviews name drives ('2 x WDC WD20EFRX 2 TB');
+    None when the run recorded no model. `unnamed`: a disk without a model goes by its kernel name ('vda 275 GB')."""
+    names = []
+    for device in (env.get("devices") or "").split(", "):
+        model = env.get(device_key(device, "model")) if device else None
+        if model or (device and unnamed):
+            size = env.get(device_key(device, "size_bytes"))
+            name = str(model or device)
+            names.append(f"{name} {_capacity(size)}" if isinstance(size, int) and size > 0 else name)
+    counted = {name: names.count(name) for name in names}
+    return " + ".join(f"{n} x {name}" if n > 1 else name for name, n in counted.items()) or None
+
+
+def _capacity(size_bytes: int) -> str:
+    """Decimal, as drives are sold: 2 TB, 960 GB."""
+    for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB")):
+        if size_bytes >= scale:
+            return f"{size_bytes / scale:.3g} {unit}"
+    return format_size(size_bytes)

@@ -4,6 +4,7 @@ A view's cell usually holds one test; several tests land in one cell when a grou
 the view does not show varies. Each figure says how it combines them, without averaging what cannot be averaged.
 """
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -113,3 +114,17 @@ REGISTRY: dict[str, Metric] = {
                "elapsed: fio's runtime of a test's I/O, its closing flush included; the mean of the passes", min),
     )
 }
+
+
+# Units of axes that are no figure of REGISTRY's: the CrystalDiskMark grid's GB/s, latencies in other units.
+_BETTER_UNITS = {"GB/s": max, "ms": min, "latency": min}
+
+
+def better(axis_label: str) -> str:
+    """'higher is better' or 'lower is better' for an axis named by a metric's unit ('MB/s (log scale)',
+    'latency (µs, log scale)'), as REGISTRY's best pass is chosen; "" for an axis that is no metric (a share)."""
+    units = {**{m.unit.split()[0]: m.best for m in REGISTRY.values()}, **_BETTER_UNITS}
+    for word in re.findall(r"[^\s(),·]+", axis_label):
+        if word in units:
+            return "higher is better" if units[word] is max else "lower is better"
+    return ""

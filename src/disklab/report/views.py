@@ -104,7 +104,7 @@ def pivot(suite: Suite, tests: Sequence[StoredTest], title: str, best_of: int | 
             cell_tests = by_cell.get((row_key, column_key), [])
             for value in view.values:
                 metric = own_metric.get((row_key, column_key)) if value == "metric" else value
-                figure = _figure(metric, cell_tests, best_of) if cell_tests and metric else None
+                figure = cell_figure(metric, cell_tests, best_of) if cell_tests and metric else None
                 row.append(Cell(figure, metric))
         cells.append(tuple(row))
     passes = _passes(tests)
@@ -132,7 +132,7 @@ def _passes(tests: Sequence[StoredTest]) -> dict[int, list[StoredTest]]:
     return by_plan
 
 
-def _figure(metric: str, tests: Sequence[StoredTest], best_of: int | None) -> float | None:
+def cell_figure(metric: str, tests: Sequence[StoredTest], best_of: int | None) -> float | None:
     """The cell's figure over its tests; with best_of, over the best pass of each planned test among them."""
     compute = REGISTRY[metric].compute
     if not best_of:

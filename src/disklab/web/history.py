@@ -11,6 +11,8 @@ from disklab.analysis.history import (
 from disklab.analysis.verdict import BETTER, WITHIN_NOISE, WORSE
 from disklab.report.compare import describe, format_value
 from disklab.report.html.charts import ChartSpec, SeriesSpec, log_scale, y_axis_label
+from disklab.report.html.provenance import runs_footer
+from disklab.report.metrics import better
 from disklab.report.labels import axis_label
 from disklab.store.repository import Store
 from disklab.web.links import Links
@@ -91,7 +93,8 @@ def render_device_page(history: History, links: Links, page: int = 1) -> str:
     device = history.device
     shown = {info.id for info in page_runs(device, page)}
     tests = [replace(test, entries=tuple(e for e in test.entries if e.run.id in shown)) for test in history.tests]
-    views = tuple(_test_view(test, n, history.tolerance_percent)
+    disk = " + ".join(dict.fromkeys(model for model, _ in device.disks)) or device.label  # serials stay off images
+    views = tuple(_test_view(test, n, history.tolerance_percent, disk)
                   for n, test in enumerate((t for t in tests if t.entries), start=1))
     return render_template(
         "device.html.j2", links, title=device.label, history=history, device=device, tests=views,
@@ -105,7 +108,7 @@ def compare_pairs(history: History) -> set[tuple[int, int]]:
     return {(e.previous.id, e.run.id) for test in history.tests for e in test.entries if e.previous is not None}
 
 
-def _test_view(test: TestHistory, n: int, tolerance_percent: float) -> TestView:
+def _test_view(test: TestHistory, n: int, tolerance_percent: float, disk: str) -> TestView:
     headings = tuple(f"{column.direction} {METRIC_BY_NAME[column.metric].label}" for column in test.columns)
     rows = []
     for previous, entry in zip((None, *test.entries), test.entries):
@@ -116,7 +119,7 @@ def _test_view(test: TestHistory, n: int, tolerance_percent: float) -> TestView:
             for i, (cell, heading) in enumerate(zip(entry.cells, headings))
         )
         rows.append(RowView(entry, cells, changed))
-    return TestView(test, f"{test.label} · {describe(test.key)}", headings, tuple(rows), _chart(test, n))
+    return TestView(test, f"{test.label} · {describe(test.key)}", headings, tuple(rows), _chart(test, n, disk))
 
 
 def _cell(cell: Cell, before: Cell | None, heading: str, metric: str, entry: Entry, changed: tuple[str, ...],
@@ -148,7 +151,7 @@ def _condition_value(name: str, value) -> str:
     return "none" if value is None else axis_label(name, value)
 
 
-def _chart(test: TestHistory, n: int) -> tuple[ChartSpec, object] | None:
+def _chart(test: TestHistory, n: int, disk: str) -> tuple[ChartSpec, object] | None:
     """The test's main figure run after run, a line per direction: MB/s for sequential tests, else IOPS (or TPS)."""
     from markupsafe import Markup
 
@@ -165,19 +168,24 @@ def _chart(test: TestHistory, n: int) -> tuple[ChartSpec, object] | None:
     for i, column in enumerate(test.columns):
         if column.metric != metric:
             continue
-        points = [(x, e.cells[i].summary) for x, e in enumerate(test.entries) if e.cells[i].summary is not None]
-        series.append(SeriesSpec(column.direction, tuple((x, s.mean) for x, s in points),
-                                 tuple(s if s.n > 1 else None for _, s in points)))
+        points = [(x, e.cells[i]) for x, e in enumerate(test.entries) if e.cells[i].summary is not None]
+        # A --best-of run's point is its best pass (Cell.best), as compare shows it, without the passes' interval.
+        series.append(SeriesSpec(column.direction,
+                                 tuple((x, c.summary.mean if c.best is None else c.best) for x, c in points),
+                                 tuple(c.summary if c.summary.n > 1 and c.best is None else None for _, c in points)))
     step = -(-len(test.entries) // MAX_TICKS)
     ticks = tuple((x, f"run {e.run.id}") for x, e in enumerate(test.entries) if x % step == 0)
     moved = [e.run.id for e in test.entries if e.change_point]
+    best_of = sorted({e.run.options["best_of"] for e in test.entries if e.run.options.get("best_of")})
     spec = ChartSpec(
         id=f"history-{n}", kind="line", title=f"{unit} run after run · {test.label}",
         caption=f"{unit} of each run of this test on this device, oldest first, evenly spaced (not to time scale)"
         + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else "")
-        + (f" · change points at run {', '.join(map(str, moved))}" if moved else " · no change beyond noise"),
+        + (f" · change points at run {', '.join(map(str, moved))}" if moved else " · no change beyond noise")
+        + (f" · runs made with --best-of: their best pass (best of {'/'.join(map(str, best_of))})" if best_of else ""),
         x_label="run (oldest first)", y_label=y_axis_label(unit, series), series=tuple(series), x_ticks=ticks,
         y_log=log_scale(series),
         note=f"change points (beyond noise): run {', '.join(map(str, moved))}" if moved else "",
+        footer=runs_footer(disk, [e.run for e in test.entries], test.params), y_better=better(unit),
     )
     return spec, Markup(render_svg(spec))

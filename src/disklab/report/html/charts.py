@@ -15,7 +15,8 @@ from disklab.analysis.repeats import planned_tests, repeated
 from disklab.analysis.stats import Summary, summarize
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
-from disklab.report.labels import axis_label, run_labels
+from disklab.report.labels import axis_label, record_labels
+from disklab.report.views import cell_figure
 from disklab.store.records import RunRecord, StoredTest
 
 MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart
@@ -46,7 +47,8 @@ class Reference:
 @dataclass(frozen=True)
 class ChartSpec:
     id: str  # unique in the report; the SVG's series are `{id}-series-{i}` (bars: `...-series-{i}-bar-{j}`)
-    kind: str  # "line", "bars" or "heatmap" (heatmap.py: a series per row, its points (column index, value))
+    kind: str  # "line", "bars", "heatmap" (heatmap.py: a series per row, its points (column index, value)) or "grid"
+    # (a table of figures: grid.py)
     title: str
     caption: str
     x_label: str
@@ -63,6 +65,10 @@ class ChartSpec:
     references: tuple[Reference, ...] = ()  # the axes reach them
     y_from_zero: bool = True  # False: a linear y axis fitted to the figures (judged against their own average)
     metric: str = ""  # the figure it draws (report/metrics.py), which report --metrics chooses; '': none of them
+    tests: tuple[str, ...] = ()  # labels of the tests drawn, for the footer's parameters; (): the runs' every test
+    # Filled for every chart where the report is built (provenance.py), not by the functions of CHARTS:
+    footer: str = ""  # provenance: disk, file system, fio, the tests' parameters, date, disklab version
+    y_better: str = ""  # "higher is better" or "lower is better": the y axis' metric read as OpenBenchmarking does
 
 
 @dataclass(frozen=True)
@@ -74,15 +80,16 @@ class Planned:
     params: dict
     tests: tuple[StoredTest, ...]
     repeats: bool  # the tests are repeats of one measurement (not rounds towards steady state)
+    best_of: int | None = None  # run --best-of: the figure is the best pass, as its grid shows it
 
     def figure(self, metric: str) -> float | None:
-        """Read + write for mixed tests, the mean over repeats."""
-        return REGISTRY[metric].compute(self.tests)
+        """Read + write for mixed tests, the mean over repeats (the best pass with --best-of)."""
+        return cell_figure(metric, self.tests, self.best_of)
 
     def spread(self, metric: str) -> Summary | None:
-        """The repeats' summary (its mean is figure's), when there are several; None for one test or rounds."""
+        """The repeats' summary (its mean is figure's), when there are several; None for one test, rounds, best-of."""
         values = [REGISTRY[metric].compute([test]) for test in self.tests]
-        if not self.repeats or len(values) < 2 or None in values:
+        if not self.repeats or self.best_of or len(values) < 2 or None in values:
             return None
         return summarize(values)
 
@@ -92,9 +99,10 @@ class Planned:
 
 def planned(record: RunRecord, records: Sequence[RunRecord]) -> list[Planned]:
     """`records`: the runs charted together; the run's label names what differs between them (labels.py)."""
-    labels = dict(zip((r.info.id for r in records), run_labels([r.info for r in records])))
-    label, repeats = labels[record.info.id], repeated(record)
-    return [Planned(label, tests[0].label, tests[0].params, tuple(tests), repeats)
+    labels = dict(zip((r.info.id for r in records), record_labels(records)))
+    best_of = record.info.options.get("best_of")
+    label = labels[record.info.id] + (f" · best of {best_of}" if best_of else "")
+    return [Planned(label, tests[0].label, tests[0].params, tuple(tests), repeated(record), best_of)
             for tests in planned_tests(record).values()
             if not is_pgbench_test(tests[0])]  # pgbench steps are no fio workload; their sweep is a table
 
@@ -167,7 +175,7 @@ def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
                 + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
-                metric=metric,
+                metric=metric, tests=tuple(dict.fromkeys(t.label for t in tests)),
             ))
     return charts
 
@@ -194,6 +202,7 @@ def read_share_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             caption="IOPS (read + write) per read share, one line per queue depth" + " and run" * several_runs,
             x_label="read share (%)", y_label=y_axis_label("IOPS", series), series=series,
             x_ticks=tuple((share, f"{share}") for share in shares), y_log=log_scale(series), metric="iops",
+            tests=tuple(dict.fromkeys(t.label for t in tests)),
         ))
     return charts
 
@@ -220,7 +229,7 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
             caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
             x_label="test", y_label=y_axis_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
-            y_log=log_scale(series), metric=metric,
+            y_log=log_scale(series), metric=metric, tests=tuple(categories),
         ))
     return charts
 

@@ -13,7 +13,9 @@ import math
 
 from disklab.report.html.axes import number, text_width
 from disklab.report.html.charts import ChartSpec
-from disklab.report.html.svg import _FONT, _TITLE, _TITLE_EM, _WIDTH, _f, _heading_texts, _wrap, escape
+from disklab.report.html.svg import (
+    _FONT, _SMALL, _TITLE, _TITLE_EM, _WIDTH, _f, _heading_texts, escape, footer_texts, wrap,
+)
 
 _VIRIDIS = ((0x44, 0x01, 0x54), (0x3b, 0x52, 0x8b), (0x21, 0x91, 0x8c), (0x5e, 0xc9, 0x62), (0xfd, 0xe7, 0x25))
 _DARK_TEXT_FROM = 0.6  # cells above this share of the scale are light: their figure is written in dark ink
@@ -25,8 +27,8 @@ def render_heatmap(spec: ChartSpec) -> str:
     columns = len(spec.x_ticks)
     values = [y for series in spec.series for _, y in series.points if _shown(y, spec)]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
-    heading = [(line, True) for line in _wrap(spec.title, _TITLE * _TITLE_EM)] + [
-        (line, False) for line in (_wrap(spec.note, _FONT) if spec.note else [])]
+    heading = [(line, True) for line in wrap(spec.title, _TITLE * _TITLE_EM)] + [
+        (line, False) for line in (wrap(spec.note, _FONT) if spec.note else [])]
     rows_name, _, unit = spec.y_label.rpartition(" · ")
     row_labels = max(text_width(name) for name in (rows_name, *(s.name for s in spec.series)))
     scale_labels = max((text_width(number(v)) for v in (low, high)), default=0)
@@ -36,7 +38,9 @@ def render_heatmap(spec: ChartSpec) -> str:
     width = room / max(columns, 1)
     height = min(_CELL_HEIGHT, _MAX_GRID_HEIGHT / max(len(spec.series), 1))
     grid_height = height * len(spec.series)
-    total = top + grid_height + 6 + _FONT + 8 + _FONT + 10
+    footer = wrap(spec.footer, _SMALL)
+    bottom = top + grid_height + 6 + _FONT + 8 + _FONT + 10
+    total = bottom + len(footer) * (_SMALL + 3) + 4 * bool(footer)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_f(total)}" width="{_WIDTH}" '
            f'height="{_f(total)}" font-family="sans-serif" font-size="{_FONT}" fill="#222" role="img">'
            f'<title>{escape(spec.title)}</title>', _gradient(spec.id)]
@@ -64,6 +68,7 @@ def render_heatmap(spec: ChartSpec) -> str:
         out.append("</g>")
     out += _axes(spec, rows_name, left, top, width, height)
     out += _scale(spec, unit, left + columns * width + 20, top, grid_height, low, high)
+    out += footer_texts(footer, bottom + _SMALL)
     out.append("</svg>")
     return "".join(out)
 
@@ -76,7 +81,8 @@ def _share(value: float, low: float, high: float, log: bool) -> float:
     """Where a value sits on the colour scale, 0 to 1."""
     if log:
         value, low, high = math.log10(value), math.log10(low), math.log10(high)
-    return (value - low) / (high - low) if high > low else 0.5
+    # Halved first: the span of figures near a float's limits (1e308 and -1e308) would overflow to inf.
+    return (value / 2 - low / 2) / (high / 2 - low / 2) if high > low else 0.5
 
 
 def _colour(share: float) -> str:

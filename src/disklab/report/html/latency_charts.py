@@ -32,6 +32,7 @@ class LatencyGroup:
     lines: tuple[SeriesSpec, ...]
     part: int = 1
     parts: int = 1
+    tests: tuple[str, ...] = ()  # the labels of the tests drawn, for the footer
 
     @property
     def title_end(self) -> str:
@@ -45,7 +46,7 @@ def latency_groups(records: Sequence[RunRecord], line: Callable[[Sequence[Stored
     for record in records:
         for test in planned(record, records):
             by_label.setdefault(test.label, []).append(test)
-    blocks: dict[str, list[list[SeriesSpec]]] = {}  # per chart key, per test: its lines (kept on one chart)
+    blocks: dict[str, list[tuple[str, list[SeriesSpec]]]] = {}  # per chart key, per test: its label and lines
     across: dict[str, bool] = {}
     repeats: dict[str, set[int]] = {}
     for label, tests in by_label.items():
@@ -59,22 +60,24 @@ def latency_groups(records: Sequence[RunRecord], line: Callable[[Sequence[Stored
             if lines:
                 across[key] = shared
                 repeats.setdefault(key, set()).add(len(test.tests))
-                blocks.setdefault(key, []).append(lines)
+                blocks.setdefault(key, []).append((label, lines))
     groups = []
     for key, tests in blocks.items():
         parts = _split(tests)
-        groups += [LatencyGroup(key, across[key], frozenset(repeats[key]), tuple(part), n, len(parts))
+        groups += [LatencyGroup(key, across[key], frozenset(repeats[key]), tuple(line for _, lines in part
+                                                                                   for line in lines),
+                                n, len(parts), tuple(dict.fromkeys(label for label, _ in part)))
                    for n, part in enumerate(parts, start=1)]
     return groups
 
 
-def _split(tests: list[list[SeriesSpec]]) -> list[list[SeriesSpec]]:
+def _split(tests: list[tuple[str, list[SeriesSpec]]]) -> list[list[tuple[str, list[SeriesSpec]]]]:
     """The tests' lines in charts of at most MAX_LINES (the palette's colours), a test's directions together."""
-    parts: list[list[SeriesSpec]] = [[]]
-    for lines in tests:
-        if parts[-1] and len(parts[-1]) + len(lines) > MAX_LINES:
+    parts: list[list[tuple[str, list[SeriesSpec]]]] = [[]]
+    for label, lines in tests:
+        if parts[-1] and sum(len(drawn) for _, drawn in parts[-1]) + len(lines) > MAX_LINES:
             parts.append([])
-        parts[-1].extend(lines)
+        parts[-1].append((label, lines))
     return parts
 
 
@@ -91,6 +94,7 @@ def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
            if max(group.repeats) > 1 else ""),
         x_label="percentile (%), log scale of 1 - p", y_label="latency (µs, log scale)", series=group.lines,
         x_ticks=_PERCENTILE_TICKS, y_log=True, note=_worst_note(group.repeats), metric="clat_p99_us",
+        tests=group.tests,
     ) for n, group in enumerate(latency_groups(records, _worst_percentiles), start=1)]
 
 
@@ -129,7 +133,7 @@ def exceedance_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             x_label="completion latency (µs, log scale)", y_label="I/Os slower (%, log scale)", series=group.lines,
             x_ticks=tuple((10.0 ** k, short_number(10.0 ** k)) for k in decades), x_log10=True, y_log=True,
             note="repeated tests: the repeats' histograms merged" if max(group.repeats) > 1 else "",
-            metric="clat_p99_us",
+            metric="clat_p99_us", y_better="lower is better", tests=group.tests,  # better: fewer I/Os slower
         ))
     return charts
 

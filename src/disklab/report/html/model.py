@@ -26,7 +26,9 @@ from disklab.report.table import (
     SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
     sweep_cells,
 )
-from disklab.report.labels import axis_label, run_labels
+from disklab.report.html.grid import DEFAULT_GRID_UNIT, grid_charts
+from disklab.report.html.provenance import stamped
+from disklab.report.labels import axis_label, record_labels
 from disklab.report.views import build_view, cell_text
 from disklab.store.records import Note, RunRecord
 
@@ -67,10 +69,11 @@ class ReportModel:
     chosen: str = ""  # the tests and metrics chosen (report --tests, --metrics); '': all of them
 
 
-def build_report(records: Sequence[RunRecord], generated_at: str,
-                 choices: ReportChoices = ReportChoices()) -> ReportModel:
+def build_report(records: Sequence[RunRecord], generated_at: str, choices: ReportChoices = ReportChoices(),
+                 grid_unit: str = DEFAULT_GRID_UNIT) -> ReportModel:
+    """`grid_unit`: the unit of CrystalDiskMark's grid (grid.GRID_UNITS) for the runs whose suite has that view."""
     records = choices.applied(records)
-    labels = run_labels([r.info for r in records])  # one name per run in every table, heading and legend
+    labels = record_labels(records)  # one name per run in every table, heading and legend
     suites = list(dict.fromkeys(r.info.suite_name for r in records))
     return ReportModel(
         title=choices.title or f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
@@ -79,8 +82,8 @@ def build_report(records: Sequence[RunRecord], generated_at: str,
         comparison=_comparison(records, labels, choices),
         overview=_overview(records, labels),
         spare_area=_spare_area(records),
-        charts=tuple(chart for chart in (*method_charts(records), *select_charts(records))
-                     if choices.shows(chart.metric)),
+        charts=stamped([chart for chart in (*grid_charts(records, grid_unit), *method_charts(records),
+                                            *select_charts(records)) if choices.shows(chart.metric)], records),
         runs=tuple(_section(record, label, choices) for record, label in zip(records, labels)),
         notes_html=markdown_html(choices.notes) if choices.notes else "",
         chosen=choices.described(),

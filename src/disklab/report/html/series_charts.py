@@ -80,7 +80,7 @@ def _chart(chart_id: str, label: str, tests: Sequence[Planned], kind: str, name:
         + (f" · moving average: centred, over {_window_text(set(windows), interval)}" if averages else "")
         + " · repeated tests: the mean of the repeats" * any(len(t.tests) > 1 for t in tests),
         x_label="time from start of measurement (s)", y_label=y_axis_label(unit, lines), series=series, bands=True,
-        metric=_METRIC_OF[kind],
+        metric=_METRIC_OF[kind], tests=(label,),
     )
 
 

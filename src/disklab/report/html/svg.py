@@ -1,7 +1,8 @@
 """Chart specs -> inline SVG, drawn in plain Python: text stays <text>, nothing is referenced outside the SVG.
 
-A chart's SVG stands alone: its title, axis names with their units, legend and the note on its error bars are
-inside it, so a chart copied or downloaded out of the report still says what it shows.
+A chart's SVG stands alone: its title, axis names with their units and which way is better, legend, the note on
+its error bars and its provenance footer are inside it, so a chart copied or downloaded out of the report still
+says what it shows.
 Each series carries a stable id (`{chart}-series-{i}`, bars `{chart}-series-{i}-bar-{j}`), so that what a
 browser shows can be counted from the SVG itself: a line's points are the <use> markers inside its group; the
 95 % intervals of means of repeats are the `error-bar` lines (or `error-band` paths) of `error-bars` groups;
@@ -44,9 +45,9 @@ Point = tuple[int, float, float, Summary | None]  # index in the series, x, y, t
 
 def render_svg(spec: ChartSpec) -> str:
     """One chart as an <svg> element to inline in the report."""
-    if spec.kind == "heatmap":
-        from disklab.report.html.heatmap import render_heatmap  # heatmap.py draws with this module's parts
-        return render_heatmap(spec)
+    if spec.kind in ("heatmap", "grid"):  # not plots: heatmap.py and grid.py draw them with this module's parts
+        from disklab.report.html import grid, heatmap
+        return (heatmap.render_heatmap if spec.kind == "heatmap" else grid.grid_svg)(spec)
     points = [_drawable(spec, series) for series in spec.series]
     legend_right = _legend_fits_right(spec)
     right = 14 + _LEGEND_SWATCH + 6 + max((text_width(s.name) for s in spec.series), default=0) if legend_right else 12
@@ -58,7 +59,7 @@ def render_svg(spec: ChartSpec) -> str:
                       headroom)
     horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series] + _marked(spec, "x"), categories)
     left = 8 + _FONT + 8 + max((text_width(label) for _, label in vertical.ticks), default=0) + _TICK + _GAP
-    top = 12 + len(heading) * (_TITLE + 5) + 4
+    top = 12 + len(heading) * (_TITLE + 5) + 4 + (_SMALL + 6) * bool(spec.y_better)
     plot = Plot(left, top, _WIDTH - right - left, _PLOT_HEIGHT)
     x_positions = [plot.x(horizontal, value) for value, _ in horizontal.ticks]
     room = min((b - a for a, b in zip(x_positions, x_positions[1:])), default=plot.width)
@@ -72,6 +73,8 @@ def render_svg(spec: ChartSpec) -> str:
     x_label_y = plot.top + plot.height + _TICK + _GAP + (longest * 0.5 + _FONT if slanted else _FONT) + _GAP + _FONT
     legend_rows = [[entry] for entry in enumerate(spec.series)] if legend_right else _legend_rows(spec)
     height = x_label_y + 8 + (0 if legend_right else len(legend_rows) * _LEGEND_ROW + 6 * bool(legend_rows))
+    footer = wrap(spec.footer, _SMALL)
+    footer_y, height = height + _SMALL, height + len(footer) * (_SMALL + 3) + 4 * bool(footer)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_f(height)}" width="{_WIDTH}" '
            f'height="{_f(height)}" font-family="sans-serif" font-size="{_FONT}" fill="{_INK}" role="img">'
@@ -90,6 +93,11 @@ def render_svg(spec: ChartSpec) -> str:
         out += _legend(legend_rows, spec, plot.left + plot.width + 14, plot.top + 6)
     else:
         out += _legend(legend_rows, spec, plot.left, x_label_y + 8 + _LEGEND_ROW / 2)
+    if spec.y_better:  # above the y axis, as OpenBenchmarking prints it
+        arrow = "▲" if spec.y_better.startswith("higher") else "▼"
+        out.append(f'<text class="axis-direction" x="{_f(plot.left)}" y="{_f(plot.top - 6)}" font-size="{_SMALL}" '
+                   f'fill="{_MUTED}">{arrow} {escape(spec.y_better)}</text>')
+    out += footer_texts(footer, footer_y)
     out.append("</svg>")
     return "".join(out)
 
@@ -167,11 +175,17 @@ def _heading(spec: ChartSpec, points: list[list[Point]]) -> list[tuple[str, bool
         single = any(p[3] is None for series in points for p in series)  # a run that did not repeat the test
         notes.append(f"mean of n = {n} {spec.sample} · {shape}: 95 % confidence interval of the mean"
                      + (" · without: a single run" if single else ""))
-    return [(line, True) for line in _wrap(spec.title, _TITLE * _TITLE_EM)] + [
-        (line, False) for note in notes for line in _wrap(note, _FONT)]
+    return [(line, True) for line in wrap(spec.title, _TITLE * _TITLE_EM)] + [
+        (line, False) for note in notes for line in wrap(note, _FONT)]
 
 
-def _wrap(text: str, size: float) -> list[str]:
+def footer_texts(lines: Sequence[str], top: float) -> list[str]:
+    """The provenance footer (provenance.py), small and muted under everything else."""
+    return [f'<text class="chart-provenance" x="8" y="{_f(top + k * (_SMALL + 3))}" font-size="{_SMALL}" '
+            f'fill="{_MUTED}">{escape(line)}</text>' for k, line in enumerate(lines)]
+
+
+def wrap(text: str, size: float) -> list[str]:
     lines, line = [], ""
     for word in text.split(" "):
         if line and text_width(f"{line} {word}", size) > _WIDTH - 20:
