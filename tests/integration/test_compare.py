@@ -178,7 +178,10 @@ def test_a_noisy_repeated_run_against_a_single_run_gets_no_verdict(disklab: Disk
               target, "--repeat", "2")
     precise = iops_cell(disklab, "3", "last")
     assert (precise["n"], precise["basis"]) == (2, "interval"), precise
-    assert precise["verdict"] == "worse" or busy_tests(disklab) and precise["reason"].startswith(BUSY), precise
+    # Worse by its interval; on a busy machine the capped passes may stray too far for the interval to tell (the
+    # reason says so), or the run is flagged busy: never better or within noise.
+    assert precise["verdict"] == "worse" or precise["verdict"] == "inconclusive" and (
+        precise["ci95_percent"] > 10 or busy_tests(disklab) and precise["reason"].startswith(BUSY)), precise
     single = iops_cell(disklab, "3", "1")
     assert (single["verdict"], single["basis"]) == ("no verdict", "single runs") and single["ratio"] < 0.9, single
     table = disklab("compare", "3", "1")
@@ -245,5 +248,6 @@ def test_other_work_beside_a_run_withholds_the_verdict_it_would_have_made(diskla
     assert "CPUs of other processes' time" in flags[0]["message"]
 
     cell = iops_cell(disklab, "1", "2")
-    assert cell["ratio"] < 0.7 and cell["verdict"] == "inconclusive", cell
+    # capped at half the first run's rate (which a busy machine may not have held either): lower, and not called worse
+    assert cell["ratio"] < 0.9 and cell["verdict"] == "inconclusive", cell
     assert cell["reason"].startswith("other work ran beside this test (busy-machine)"), cell
