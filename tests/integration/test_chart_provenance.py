@@ -11,6 +11,7 @@ from tests.integration.test_best_of import TINY
 from tests.integration.test_run_quick import disklab
 from tests.unit.test_best_of import CDM_ROWS
 from tests.unit.test_chart_provenance import SVG, figures, legend, texts
+from tests.integration.test_report_browser import chart_titles
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]
 
@@ -28,6 +29,8 @@ def test_a_best_of_runs_report_carries_provenance_directions_and_the_grid_of_bes
         disklab("report", "last", "-o", str(report), "--grid-unit", unit, home=home)
         svgs = figures(report.read_text())
         assert "grid-run-1" in svgs and "quick-sequential" in svgs and "quick-random" in svgs
+        drawn = chart_titles(report)  # as Chromium draws the page: every chart, the grid first
+        assert len(drawn) == len(svgs) and drawn[0].endswith(f"quick · best of 2 passes · {unit}"), drawn
         for chart_id, svg in svgs.items():
             line = " ".join(texts(svg, "chart-provenance"))
             assert disk in line and f"{record.info.fio_version} {record.info.fio_engine}" in line, chart_id
