@@ -176,6 +176,17 @@ def test_only_changed_keeps_rows_beyond_noise_and_counts_the_rest(store):
     assert {(r.test, r.metric) for r in view.rows} == {("faster", "iops"), ("faster", "mb_per_s")}
     assert view.hidden == 6
     assert "6 of 8 rows within noise not shown (--only-changed)" in to_markdown(view)
+    iops = shown(compare_runs([a, b]), only_changed=True, metrics=("iops",))
+    assert [(r.test, r.metric) for r in iops.rows] == [("faster", "iops")] and iops.hidden == 1
+
+
+def test_cli_metrics_keep_only_their_rows(store):
+    stored_run(store, [("t", {}, passes(1000))])
+    stored_run(store, [("t", {}, passes(2000))])
+    document = json.loads(invoke(store.path, "1", "2", "--metrics", "iops,clat_p99_us", "-f", "json").stdout)
+    assert {r["metric"] for r in document["rows"]} == {"iops", "clat_p99_us"}
+    refused = invoke(store.path, "1", "2", "--metrics", "speed")
+    assert refused.exit_code == 2 and "'speed' is not a metric: choose among iops" in refused.output
 
 
 def test_environment_differences_are_warned_about(store):

@@ -330,3 +330,21 @@ def test_note_text(store, text, run, clear):
         assert stored.get_run(stored.resolve_run_id(run)).notes[-1].text == text.strip()
     assert CliRunner().invoke(cli, ["--db", str(store), "note", run]).exit_code == 0
     assert CliRunner().invoke(cli, ["--db", str(store), "note", run, "--clear"]).exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """A store of two imports of one run: something for compare to set side by side."""
+    path = tmp_path_factory.mktemp("fuzz-compare") / "results.db"
+    for _ in range(2):
+        assert CliRunner().invoke(cli, ["--db", str(path), "import", str(IMPORT_FIXTURE)]).exit_code == 0
+    return path
+
+
+@FUZZ
+@given(st.one_of(_REPORT_VALUES, st.text(max_size=40)))
+def test_compare_metrics(two_runs, value):
+    """compare --metrics: the chosen rows, or one line refusing the list; the store only read."""
+    result = invoke(two_runs, "compare", "1", "2", "--metrics", value, "-f", "json")
+    if result.exit_code == 0:
+        assert {row["metric"] for row in json.loads(result.stdout)["rows"]} <= set(value.replace(" ", "").split(","))

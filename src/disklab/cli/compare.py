@@ -8,8 +8,10 @@ from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
 from disklab.errors import UserError
+from disklab.report.choices import metric_names
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
 from disklab.report.labels import run_labels
+from disklab.report.metrics import REGISTRY
 from disklab.report.spare_area import spare_area_renderables, spare_area_table
 from disklab.units import parse_percent
 from disklab.store.series import resolve_refs
@@ -35,10 +37,13 @@ def parse_tolerance(text: str) -> float:
                    "repeated figure's 95 % interval is wider). One disk varies 5 % or more from run to run; with "
                    "repeats (run --repeat 3) a larger difference must also clear the figures' 95 % intervals, or "
                    "the verdict is inconclusive.")
+@click.option("--metrics", callback=converter(metric_names), metavar="LIST",
+              help=f"Only the rows of these metrics (comma-separated): {', '.join(REGISTRY)}; the overview and the "
+                   "ranking still weigh every test's throughput.")
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.pass_context
-def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, output):
+def compare(ctx, run_refs, baseline, only_changed, tolerance, metrics, output_format, output):
     """Compare stored runs (numbers, 'last', 'last~N', series:RUN for a series' runs), test by test: each run's figures, the ratio to the baseline
     and a verdict the figures' spread supports; where the leading run changes along a swept parameter; differences
     of environment."""
@@ -66,7 +71,7 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, output_format, out
     if not comparison.rows:
         raise UserError(f"runs {', '.join(map(str, ids))} have no test in common (tests match by their parameters: "
                         "pattern, direction, block size, queue depth, jobs ...)")
-    view = shown(comparison, only_changed)
+    view = shown(comparison, only_changed, metrics or ())
     if output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")

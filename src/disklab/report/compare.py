@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -45,9 +46,11 @@ class Shown:
     hidden: int
 
 
-def shown(comparison: Comparison, only_changed: bool) -> Shown:
-    rows = tuple(r for r in comparison.rows if not r.within_noise) if only_changed else comparison.rows
-    return Shown(comparison, rows, len(comparison.rows) - len(rows))
+def shown(comparison: Comparison, only_changed: bool, metrics: Sequence[str] = ()) -> Shown:
+    """The rows of the chosen metrics (all without a choice), less those within noise with `only_changed`."""
+    chosen = tuple(r for r in comparison.rows if not metrics or r.metric in metrics)
+    rows = tuple(r for r in chosen if not r.within_noise) if only_changed else chosen
+    return Shown(comparison, rows, len(chosen) - len(rows))
 
 
 def notes(view: Shown) -> list[str]:
