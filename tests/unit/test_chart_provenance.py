@@ -178,3 +178,14 @@ def test_report_draws_the_grid_in_the_unit_asked_and_refuses_another_in_one_line
     assert "· µs" in grid.find(f"{SVG}title").text and texts(grid, "axis-direction") == ["µs · lower is better"]
     bad = CliRunner().invoke(cli, ["report", "last", "--grid-unit", "MiB/s"])
     assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1 and "--grid-unit" in bad.stderr
+
+
+def test_a_chart_of_one_run_names_that_run_alone_in_its_footer(tmp_path):
+    runs = records(tmp_path, QUICK, QUICK)
+    model = build_report(runs, "2026-01-01T00:00:00+00:00")
+    grids = {chart.id: chart.footer for chart in model.charts if chart.kind == "grid"}
+    assert set(grids) == {"grid-run-1", "grid-run-2"}
+    for footer_text in grids.values():
+        assert footer_text.count("fio-3.33") == 1 and "run 1" not in footer_text and "run 2" not in footer_text
+    bars = next(chart.footer for chart in model.charts if chart.id == "quick-sequential")
+    assert "run 1" in bars and "run 2" in bars, "a chart of both runs names both"

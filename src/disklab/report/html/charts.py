@@ -66,6 +66,7 @@ class ChartSpec:
     y_from_zero: bool = True  # False: a linear y axis fitted to the figures (judged against their own average)
     metric: str = ""  # the figure it draws (report/metrics.py), which report --metrics chooses; '': none of them
     tests: tuple[str, ...] = ()  # labels of the tests drawn, for the footer's parameters; (): the runs' every test
+    runs: tuple[int, ...] = ()  # ids of the runs a chart of one run draws, for the footer; (): every run
     # Filled for every chart where the report is built (provenance.py), not by the functions of CHARTS:
     footer: str = ""  # provenance: disk, file system, fio, the tests' parameters, date, disklab version
     y_better: str = ""  # "higher is better" or "lower is better": the y axis' metric read as OpenBenchmarking does

@@ -50,7 +50,7 @@ def grid_charts(records: Sequence[RunRecord], unit: str = DEFAULT_GRID_UNIT) -> 
             + (" · MB/s = 10^6 bytes/s" if unit in ("MB/s", "GB/s") else "")
             + (" · mean latency of each test's I/O" if metric == "lat_mean_us" else ""),
             x_label="", y_label=shown_unit, series=series, x_ticks=tuple(enumerate(view.rows)),
-            note=" · ".join(view.notes), metric=metric,
+            note=" · ".join(view.notes), metric=metric, runs=(record.info.id,),
         ))
     return charts
 

@@ -44,6 +44,7 @@ def saturate_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         peak = outcome["peak"]
         short = [f"{lv['percent']} %" for lv in levels if not lv.get("held", True)]
         charts.append(ChartSpec(
+            runs=(record.info.id,),
             id=f"saturate-{n}", kind="line", title=f"saturate: IOPS vs latency percentiles · {label}",
             caption=f"completion latency percentiles (each the worst of the directions) at each load level, "
             f"{levels[0]['percent']} % .. {levels[-1]['percent']} % of the peak held by fio's rate limit, over the "
@@ -94,6 +95,7 @@ def steady_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         lines += [SeriesSpec(which, tuple(enumerate(window, start=first)))] * full
         workload = describe(rounds.tests[-1].params)
         charts.append(ChartSpec(
+            runs=(record.info.id,),
             id=f"steady-rounds-{n}", kind="line", title=f"{method}: convergence per round · {label}",
             caption=f"{unit} of each round of the workload ({workload}), in order"
             + f"; the {which} ({len(window)} rounds) drawn again" * full,
@@ -120,6 +122,7 @@ def _verification(chart_id: str, title: str, record: RunRecord, verdict: dict, w
     limits = f" (at most {criteria.excursion_percent:g} %)" if criteria else ""
     slope_limit = f" (at most {criteria.slope_percent:g} %)" if criteria else ""
     return ChartSpec(
+        runs=(record.info.id,),
         id=chart_id, kind="line", title=title,
         caption=f"the {'steady' if verdict.get('reached') else 'last'} window's rounds {first}-{last} with their "
         f"average, lines at +/-10 % and +/-20 % of it and the least-squares line through them, as SNIA's PTS "

@@ -86,7 +86,7 @@ def _over_time(chart_id: str, label: str, record: RunRecord) -> ChartSpec | None
         return None
     shown = tuple(lines[:MAX_LINES])
     return ChartSpec(
-        id=chart_id, kind="line", title=f"pgbench: TPS over time · {label}",
+        id=chart_id, kind="line", title=f"pgbench: TPS over time · {label}", runs=(record.info.id,),
         caption="transactions per second in each second of each step (pgbench's progress report), one line per step"
         + (f" · the first {MAX_LINES} of {len(lines)} steps" if len(lines) > MAX_LINES else ""),
         x_label="time from start of the step (s)", y_label=y_axis_label("TPS", shown), series=shown,

@@ -16,16 +16,18 @@ from disklab.store.records import RunInfo, RunRecord
 
 def stamped(charts: Sequence[ChartSpec], records: Sequence[RunRecord]) -> tuple[ChartSpec, ...]:
     """The charts with their footer and their y axis' direction, unless a chart set its own."""
-    return tuple(replace(chart, footer=chart.footer or footer(records, chart.tests),
+    return tuple(replace(chart, footer=chart.footer or footer(records, chart.tests, chart.runs),
                          y_better=chart.y_better or better(chart.y_label)) for chart in charts)
 
 
-def footer(records: Sequence[RunRecord], tests: Sequence[str] = ()) -> str:
+def footer(records: Sequence[RunRecord], tests: Sequence[str] = (), runs: Sequence[int] = ()) -> str:
     """'Samsung SSD 990 PRO 2 TB · ext4 · fio-3.36 libaio · bs 4KiB · QD32 · 1 job · runtime 5s · size 1GiB ·
     2026-11-26 · disklab 0.9'; for several runs each run's part is named by its label. `tests`: the labels of the
-    tests drawn, whose runs alone are named; (): every test of the runs, whose parameters then show as ranges."""
+    tests drawn, whose runs alone are named; (): every test of the runs, whose parameters then show as ranges. `runs`:
+    the ids of the runs a chart of one run draws; (): every run with such tests."""
     labels = record_labels(records)  # as the legends name the runs, before the runs without such tests are left out
-    drawn = [(r, label) for r, label in zip(records, labels) if not tests or any(t.label in tests for t in r.tests)]
+    drawn = [(r, label) for r, label in zip(records, labels) if (not runs or r.info.id in runs)
+             and (not tests or any(t.label in tests for t in r.tests))]
     runs = [f"{label}: {_run_part(r)}" if len(drawn) > 1 else _run_part(r) for r, label in drawn]
     params = [t.params for r, _ in drawn for t in r.tests if not tests or t.label in tests]
     return "; ".join(runs) + "".join(f" · {text}" for text in parameters(params))
