@@ -28,7 +28,7 @@ def test_the_geometric_mean_of_one_ratio_per_test_with_its_interval_from_the_rep
     assert (base_relative.run, base_relative.ratio) == (0, 1.0)
     assert relative.ratio == pytest.approx(math.sqrt(3 * 0.75)) and relative.tests == 2  # IOPS only, not MB/s too
     # three passes at 0.99, 1.00, 1.01 of the mean: sd / mean = 0.01 for each of the 4 figures
-    half = 1.959964 * math.sqrt(4 * 0.01**2 / 3) / 2
+    half = 4.302653 * math.sqrt(4 * 0.01**2 / 3) / 2  # Student's t at 2 degrees of freedom
     assert relative.low == pytest.approx(1.5 * math.exp(-half)) and relative.high == pytest.approx(1.5 * math.exp(half))
 
 
@@ -49,5 +49,14 @@ def test_only_the_tests_both_runs_have_count(store):
 def test_compare_says_the_overview_first(store):
     runs = [two_tests(store, 1000, 4000), two_tests(store, 2000, 8000)]
     first = notes(shown(compare_runs(runs), False))[0]
-    assert first.startswith("overview, relative to run 1 over the tests they share: run 2 2.00x (95 % 1.98-2.02, "
+    assert first.startswith("overview, relative to run 1 over the tests they share: run 2 2.00x (95 % 1.95-2.05, "
                             "2 tests) · geometric mean of each shared test's throughput ratio")
+
+
+def test_figures_whose_verdicts_a_flag_withholds_give_no_interval(store):
+    base = two_tests(store, 1000, 4000)
+    busy = two_tests(store, 500, 2000)
+    store.add_flag(busy.tests[0].id, "busy-machine", "other work ran beside this test")
+    _, relative = overview(compare_runs([base, store.get_run(busy.info.id)]))
+    assert relative.ratio == pytest.approx(0.5) and relative.low is None
+    assert relative.why_no_interval.startswith("1 of 2 figures rest on tests whose verdicts are withheld: other work")
