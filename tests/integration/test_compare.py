@@ -111,8 +111,12 @@ def test_default_runs_of_one_target_measure_their_spread_and_are_within_noise(di
     capped = [r for r in rows if r["metric"] in ("iops", "mb_per_s")]
     verdicts = [r["values"][1]["verdict"] for r in capped]
     assert len(capped) == 4 and not {"better", "worse"} & set(verdicts), capped
-    # A pass the busy machine stalled widens its interval: inconclusive, never a verdict; most passes are not stalled.
-    assert verdicts.count("within noise") >= 2, capped
+    # A pass a busy machine stalled widens its interval, and other work beside a test withholds its verdict: then
+    # inconclusive, with the reason, never better or worse. On a quiet machine most figures are within noise.
+    inconclusive = [r["values"][1] for r in capped if r["values"][1]["verdict"] == "inconclusive"]
+    assert all(value["reason"] for value in inconclusive), capped
+    assert verdicts.count("within noise") >= 2 or busy_tests(disklab) or any(
+        value["ci95_percent"] > 10 for value in inconclusive), capped
 
     changed = json.loads(disklab("compare", "1", "2", "--only-changed", "--format", "json").stdout)
     shown = {(r["test"], r["metric"]) for r in changed["rows"]}
