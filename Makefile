@@ -33,6 +33,6 @@ demo: $(LAB)
 test: $(TESTS)
 	$(VENV)/bin/python -m pytest -q
 
-# One man page per command, from the CLI's own help (click-man, a test dependency): man -l docs/man/disklab.1
-man: $(TESTS)
+# One man page per command, from the CLI's own help (scripts/man.py; the build writes the same): man -l docs/man/disklab.1
+man: $(LAB)
 	$(VENV)/bin/python scripts/man.py docs/man

@@ -1,4 +1,4 @@
-"""A PNG of `disklab serve`'s runs list as the README shows it (docs/serve.png), taken in Debian's Chromium.
+"""A PNG of `disklab serve`'s runs list as docs/serve.md shows it (docs/serve.png), taken in Debian's Chromium.
 
 The store is bench/make_store.py's generated lab of 1,000 runs (as the browser test browses); the list is filtered
 to one suite with three runs ticked for comparison. Chromium starts as tests/integration/test_web_browser.py starts

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install what disklab needs on Debian/Ubuntu: the system tools it drives (from the distribution's packages, only
 # when missing) and disklab itself in .venv. What is installed depends on what for:
-#   scripts/setup.sh [lab]       fio and the tools the lab uses; disklab in .venv        (make demo, make setup)
+#   scripts/setup.sh [lab]       fio and the tools the lab uses; disklab in .venv, man pages too  (make demo, setup, man)
 #   scripts/setup.sh postgresql  the lab, plus PostgreSQL's server and pgbench          (disklab run pgbench)
 #   scripts/setup.sh tests       all of the above, plus what the tests use: Chromium, loop-device and
-#                                network-namespace tools, and pytest & co. in .venv  (make test, make man)
+#                                network-namespace tools, and pytest & co. in .venv  (make test)
 # --dry-run prints the missing packages and installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,3 +57,5 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 extras=""
 [ "$purpose" = tests ] && extras="[test]"
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"
+# The man pages: `pip install .` installs them, an editable install does not (setuptools leaves data files out).
+.venv/bin/python scripts/man.py .venv/share/man/man1

@@ -12,7 +12,9 @@ from disklab import __version__
 from disklab.cli.main import cli
 from tests.conftest import FIO_FIXTURES
 
-README = Path(__file__).parents[2] / "README.md"
+ROOT = Path(__file__).parents[2]
+MANUAL = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the front page and one page per topic
+SUITE_FORMAT = ROOT / "docs" / "suites.md"
 
 
 def invoke(*args):
@@ -28,7 +30,8 @@ def test_version():
 def test_every_command_has_help_and_is_documented(command):
     result = invoke(command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
-    assert f"disklab {command}" in README.read_text(), f"README does not document 'disklab {command}'"
+    manual = "".join(page.read_text() for page in MANUAL)
+    assert f"disklab {command}" in manual, f"neither README nor docs/ documents 'disklab {command}'"
 
 
 def test_unknown_suite_is_one_line_and_exit_2(tmp_path):
@@ -65,9 +68,9 @@ def test_dry_run_runs_nothing_and_estimates(tmp_path):
 def test_every_suite_parameter_is_documented_with_its_default():
     from disklab.suite.params import PARAMS
 
-    text = README.read_text()
+    text = SUITE_FORMAT.read_text()
     for name in PARAMS:
-        assert f"| `{name}` |" in text, f"README's parameter table lacks {name}"
+        assert f"| `{name}` |" in text, f"docs/suites.md's parameter table lacks {name}"
 
 
 @pytest.mark.parametrize("args", ids=" ".join, argvalues=[

@@ -1,7 +1,7 @@
 """Fuzzing every input a user can give: suite files, `run` options, hosts files and fio JSON to import.
 
 For everything generated the promise holds: success, or exactly one `disklab: error:` line with an exit code of the
-README's table (never 70, never a traceback), and the results store left as it was.
+table in docs/exit-codes.md (never 70, never a traceback), and the results store left as it was.
 """
 
 import json
@@ -20,7 +20,7 @@ from disklab.suite.loader import _STEADY_KEYS
 from disklab.suite.params import PARAMS
 from tests.conftest import FIO_FIXTURES, fixture_json
 
-DOCUMENTED_ERRORS = {1, 2, 3, 4, 5, 6}  # README "### Exit codes" (0 is success, 130 an interrupt)
+DOCUMENTED_ERRORS = {1, 2, 3, 4, 5, 6}  # docs/exit-codes.md (0 is success, 130 an interrupt)
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 IMPORT_FIXTURE = FIO_FIXTURES / "import-two-jobs.jsonplus.json"

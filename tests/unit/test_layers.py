@@ -1,6 +1,6 @@
 """The layout keeps the data flow: packages in layers, every import pointing down, no cycle, small modules.
 
-The layers (README, "Map of the code") from the bottom up. A module imports from its own package or from one of a
+The layers (docs/development.md, "Map of the code") from the bottom up. A module imports from its own package or from one of a
 lower layer, at module level or inside a function alike: a lazy import is still a dependency.
 """
 

@@ -20,6 +20,7 @@ from disklab.capacity.path import LINKS, PROTOCOLS
 from disklab.capacity.planning import DEFAULT_WORKLOADS, plan_arrays, workload_tests
 from disklab.capacity.render import DRIVE_HEADINGS, EXPORTERS, FORMATS, drive_rows, renderables
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
+from disklab.cli.helptext import examples
 from disklab.errors import UserError
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso
@@ -114,12 +115,18 @@ def _plan_options(command):
     return command
 
 
-@click.group()
+@click.group(epilog=examples(
+    'disklab capacity show "8 x sata-ssd-1.6t raid6"',
+    'disklab capacity compare "24 x sas-hdd-10k-2.4t raid10" "8 x sata-ssd-1.6t raid6"',
+    'disklab capacity drives'))
 def capacity():
     """Plan arrays before buying: capacity, predicted performance, power and cost (a model, not a measurement)."""
 
 
-@capacity.command()
+@capacity.command(epilog=examples(
+    "disklab capacity drives                       # the catalogue",
+    "disklab capacity drives sata-ssd-1.6t         # every figure of one drive and where it comes from",
+    "disklab capacity drives my-nvme               # a drive 'capacity calibrate' saved"))
 @click.argument("name", required=False)
 @drives_option
 def drives(name, drive_files):
@@ -149,7 +156,10 @@ LAYOUT_HELP = ("A layout is 'N x DRIVE LEVEL[/GROUPS] [OPTION=VALUE ...]'. Optio
 
 
 @capacity.command(short_help="One array: capacity, failures it survives, predictions, power and cost.",
-                  epilog=LAYOUT_HELP)
+                  epilog=LAYOUT_HELP + "\n\n" + examples(
+                      'disklab capacity show "8 x sata-ssd-1.6t raid6"',
+                      'disklab capacity show "6 x nvme-u3-3.84t raidz2" -w profile --price-kwh 0.30 --years 5',
+                      'disklab capacity show "4 x nl-sas-7.2k-12t raid5 cache=none via=iscsi:25GbE"'))
 @click.argument("spec", metavar="LAYOUT")
 @_plan_options
 def show(spec, **options):
@@ -159,7 +169,12 @@ def show(spec, **options):
 
 
 @capacity.command(name="compare", short_help="Arrays side by side, with the crossover block size.",
-                  epilog=LAYOUT_HELP)
+                  epilog=LAYOUT_HELP + "\n\n" + examples(
+                      'disklab capacity compare "24 x sas-hdd-10k-2.4t raid10" "8 x sata-ssd-1.6t raid6"',
+                      'disklab capacity compare "12 x nl-sas-7.2k-12t raid60/2" "6 x nvme-u3-3.84t raidz2" '
+                      '--host-mbps 3125 --html plan.html',
+                      'disklab capacity compare "4 x nvme-u3-3.84t raid0 via=iscsi:25GbE" '
+                      '"4 x nl-sas-7.2k-12t raid5 cache=none" -w profile'))
 @click.argument("specs", metavar="LAYOUT...", nargs=-1, required=True)
 @_plan_options
 def compare_layouts(specs, **options):
@@ -200,7 +215,9 @@ def _check_outputs(*paths) -> None:
             checked_output(path)
 
 
-@capacity.command(name="calibrate")
+@capacity.command(name="calibrate", epilog=examples(
+    "disklab capacity calibrate 12 14 --as my-nvme --capacity 3.84TB --interface nvme-pcie4-x4",
+    'disklab capacity show "12 x my-nvme raid6"    # the calibrated drive, from $DISKLAB_HOME/drives'))
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("--as", "name", required=True, help="Name of the drive model, used in layouts: '12 x NAME raid6'.")
 @click.option("--capacity", "capacity_bytes", required=True, callback=converter(_capacity),
@@ -257,7 +274,9 @@ def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_
                   + f" with --drives {path}" * elsewhere + f" · {MODEL_NOTE}")
 
 
-@capacity.command(name="validate", short_help="The model against every published table disklab ships.")
+@capacity.command(name="validate", short_help="The model against every published table disklab ships.",
+                  epilog=examples("disklab capacity validate",
+                                  "disklab capacity validate -f markdown -o validation.md"))
 @click.option("--format", "-f", "output_format", type=click.Choice(validation_render.FORMATS), default="table",
               show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")

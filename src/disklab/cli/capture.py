@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.common import converter, stderr_console
+from disklab.cli.helptext import examples
 from disklab.cli.options import WholeNumber
 from disklab.errors import DisklabError
 from disklab.trace.capture import DEFAULT_BUFFER_KB, DEFAULT_DURATION_S, METHODS, CaptureRequest, capture
@@ -26,7 +27,10 @@ def _buffer_kb(text: str) -> int:
     return kb
 
 
-@click.command("capture")
+@click.command("capture", epilog=examples(
+    "sudo disklab capture /dev/nvme0n1 --duration 60s -o mydb.trace      # while the application runs",
+    "sudo disklab capture /dev/sdb --pid 1234 --duration 5m -o pg.trace  # only process 1234's I/O",
+    "sudo disklab capture /dev/sdb1 -o build.trace                       # a partition: offsets relative to it"))
 @click.argument("device")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The trace to write (fio iolog v3), e.g. mydb.trace; its metadata goes to OUTPUT.json.")

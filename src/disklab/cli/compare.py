@@ -7,6 +7,7 @@ from disklab.analysis.overprovision import spare_area_levels
 from disklab.analysis.verdict import DEFAULT_TOLERANCE_PERCENT
 from disklab.cli.common import converter, open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
+from disklab.cli.helptext import examples
 from disklab.errors import UserError
 from disklab.report.choices import metric_names
 from disklab.report.compare import EXPORTERS, FORMATS, compare_renderables, refusal_text, shown
@@ -25,7 +26,10 @@ def parse_tolerance(text: str) -> float:
                          "e.g. 10%") from None
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab compare 12 15 19                     # side by side, baseline = the first",
+    "disklab compare last~1 last --only-changed   # leave out the rows within noise",
+    "disklab compare 15 19 --baseline 12 --tolerance 5% --format markdown -o compare.md"))
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, shell_complete=complete_run)
 @click.option("--baseline", "-b", metavar="RUN",
               help="The run the others are judged against (default: the first RUN; added when not among them).")

@@ -1,4 +1,5 @@
-"""Shell completion of suite names and run ids (Click's `_DISKLAB_COMPLETE` mechanism; README "Shell completion").
+"""Shell completion of suite names and run ids (Click's `_DISKLAB_COMPLETE` mechanism; docs/installing.md, "Shell
+completion").
 
 A completion runs on every Tab press: it reads only what it lists, opens the store read-only, writes nothing, and
 offers nothing rather than fail (a traceback would land in the user's shell prompt).

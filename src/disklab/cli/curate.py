@@ -6,6 +6,7 @@ import click
 
 from disklab.cli.common import converter, open_store, stderr_console
 from disklab.cli.completion import complete_run
+from disklab.cli.helptext import examples
 from disklab.errors import UserError
 from disklab.report.runs import ran_tests
 from disklab.store.curation import still_running
@@ -14,7 +15,10 @@ from disklab.store.records import RunInfo
 from disklab.store.repository import RunFilter
 
 
-@click.command()
+@click.command(epilog=examples(
+    'disklab rename 3 "new array"',
+    "disklab rename last \"$(hostname) nightly\"",
+    "disklab rename 3 --clear                 # remove the name"))
 @click.argument("run_ref", metavar="RUN", shell_complete=complete_run)
 @click.argument("name", required=False, callback=converter(run_name))
 @click.option("--clear", is_flag=True, help="Remove the run's name (it is then shown as 'run N').")
@@ -30,7 +34,9 @@ def rename(ctx, run_ref, name, clear):
     _say(f"run {run_id} is now named {name!r}" if name else f"run {run_id} has no name now")
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab delete 4 5           # asks first",
+    "disklab delete last --yes    # in scripts"))
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True, shell_complete=complete_run)
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking (needed without a terminal, e.g. in scripts).")
 @click.pass_context

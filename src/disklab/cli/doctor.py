@@ -5,6 +5,7 @@ from rich.table import Table
 from rich.text import Text
 
 from disklab.cli.common import stdout_console
+from disklab.cli.helptext import examples
 from disklab.database.leftovers import cluster_leftovers
 from disklab.env.doctor import run_checks
 from disklab.store.db import default_store_path
@@ -12,7 +13,9 @@ from disklab.store.db import default_store_path
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab doctor                       # fio, its engines and the results store",
+    "disklab doctor --target /mnt/data    # also O_DIRECT there; removes what killed runs left"))
 @click.option("--target", "-t", help="Also check direct I/O in this directory.")
 @click.pass_context
 def doctor(ctx, target):

@@ -6,6 +6,7 @@ import click
 
 from disklab.cli.common import stderr_console
 from disklab.cli.completion import complete_suite
+from disklab.cli.helptext import examples
 from disklab.cli.options import plan_options
 from disklab.run.prepare import plan_for_target, plan_remarks
 from disklab.errors import FioError, UserError
@@ -26,7 +27,10 @@ OWN_JOBFILE_HEADER = b"; disklab "
 ASSUMED_LOGICAL_BLOCK_SIZE = 512
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab export quick --fio quick-jobs/                       # the suite as plain fio job files",
+    "disklab export matrix --fio matrix-jobs/ --target /dev/sdX   # fitted to a device",
+    "disklab export quick --fio short/ --runtime 10s --size 4GiB"))
 @click.argument("suite", shell_complete=complete_suite)
 @click.option("--fio", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the job files to (made if missing).")

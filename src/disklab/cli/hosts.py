@@ -4,6 +4,7 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import stderr_console, stdout_console
+from disklab.cli.helptext import examples
 from disklab.errors import FioError
 from disklab.fio.clientstats import DEFAULT_FIO_PORT
 from disklab.fio.features import detect_fio
@@ -19,12 +20,18 @@ SECURITY_WARNING = (
 )
 
 
-@click.group()
+@click.group(epilog=examples(
+    "disklab hosts serve --bind 10.0.0.5                          # on each host",
+    "disklab hosts check h1 h2 h3 --target /mnt/shared/disklab    # then, here:",
+    "disklab run blocksize --hosts h1,h2,h3 --target /mnt/shared/disklab"))
 def hosts():
     """fio servers on other hosts: runs on many hosts at once go through fio's own client/server mode."""
 
 
-@hosts.command()
+@hosts.command(epilog=examples(
+    "disklab hosts serve                     # 127.0.0.1 only",
+    "disklab hosts serve --bind 10.0.0.5     # the address the lab's network reaches",
+    "disklab hosts serve --bind 10.0.0.5 --port 8766"))
 @click.option("--bind", default="127.0.0.1", show_default=True,
               help="The address fio's server listens on; anything but loopback is reachable from the network.")
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_FIO_PORT, show_default=True)
@@ -40,7 +47,10 @@ def serve(bind, port):
         raise FioError(f"fio's server ended with exit {code}")
 
 
-@hosts.command()
+@hosts.command(epilog=examples(
+    "disklab hosts check h1 h2 h3",
+    "disklab hosts check h1 h2:8766 --target /mnt/shared/disklab",
+    "disklab hosts check @hosts.txt --target /data   # one host a line"))
 @click.argument("host_list", nargs=-1, required=True, metavar="HOST...")
 @click.option("--target", "-t", help="A directory that must exist (and be writable) on every host.")
 def check(host_list, target):

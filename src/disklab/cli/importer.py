@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from disklab.cli.common import converter, open_store, stderr_console
+from disklab.cli.helptext import examples
 from disklab.imports.fio_output import ImportedRun, read_fio_json, store_import
 from disklab.store.names import run_name
 from disklab.store.repository import Store
@@ -15,7 +16,10 @@ from disklab.system.signals import interrupt_on_termination
 _STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
-@click.command("import")
+@click.command("import", epilog=examples(
+    'disklab import results.json --name "old array"   # fio --output-format=json+ output becomes a stored run',
+    "disklab import a.json b.json                     # one run per file",
+    "disklab show last"))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--name", callback=converter(run_name),
               help="A name for the run, shown beside its number (e.g. \"old array\").")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from disklab import __version__
+from disklab.cli.helptext import examples
 from disklab.errors import DisklabError
 from disklab.report.terminal import terminal_text
 
@@ -91,7 +92,10 @@ def _innermost_context(exc: BaseException) -> click.Context | None:
     return found
 
 
-@click.group(cls=DisklabGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=DisklabGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=examples(
+    "disklab run quick --target /var/tmp     # CrystalDiskMark's four tests, read and write",
+    "disklab compare 1 2                     # better, worse, within noise or inconclusive, test by test",
+    "disklab report 1 2 -o report.html       # one offline HTML file: tables and charts"))
 @click.version_option(__version__, prog_name="disklab")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), envvar="DISKLAB_DB",
               help="Results store (default: $DISKLAB_HOME/results.db or ~/.local/share/disklab/results.db).")

@@ -4,13 +4,16 @@ from pathlib import Path
 
 import click
 
+from disklab.cli.helptext import examples
 from disklab.cli.serve import check_store
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab publish -o site/                      # every run, device history and linked comparison",
+    "disklab publish -o /srv/www/lab --db lab.db   # another store"))
 @click.option("--output", "-o", required=True, type=click.Path(path_type=Path), metavar="DIR",
               help="Folder to write the site into: new, empty, or one an earlier publish wrote (it is replaced whole); "
                    "a link to a folder is followed once and stays a link.")

@@ -7,6 +7,7 @@ import click
 
 from disklab.cli.common import converter, open_store, write_output
 from disklab.cli.completion import complete_run
+from disklab.cli.helptext import examples
 from disklab.cli.spec import spec_option, with_spec
 from disklab.errors import UserError
 from disklab.report.choices import ReportChoices, metric_names, report_title, run_label, tests_pattern
@@ -20,12 +21,10 @@ from disklab.store.series import resolve_refs
 from disklab.system.outputs import write_whole
 from disklab.system.textfile import read_text_file
 
-_EXAMPLES = """\b
-Examples:
-  disklab report 12 15 -o ssd-vs-hdd.html
-  disklab report 1 2 3 --pdf -o review.pdf --title "Three NVMe drives" --notes @notes.md
-  disklab report 4 5 --label 4="990 PRO" --label 5="870 EVO" --tests 'RND4K*' --metrics iops,clat_p99_us
-"""
+_EXAMPLES = examples(
+    "disklab report 12 15 -o ssd-vs-hdd.html",
+    'disklab report 1 2 3 --pdf -o review.pdf --title "Three NVMe drives" --notes @notes.md',
+    "disklab report 4 5 --label 4=\"990 PRO\" --label 5=\"870 EVO\" --tests 'RND4K*' --metrics iops,clat_p99_us")
 
 
 @click.command(epilog=_EXAMPLES)

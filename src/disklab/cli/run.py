@@ -11,6 +11,7 @@ import click
 
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.cli.completion import complete_run, complete_suite
+from disklab.cli.helptext import RESUME_EXAMPLES, RUN_EXAMPLES, ListsSuites
 from disklab.cli.spec import spec_by_model, spec_option
 from disklab.suite.settings import parse_latency_ns
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
@@ -37,7 +38,7 @@ from disklab.trace.replay import REPLAY_SUITE
 from disklab.units import format_duration, parse_duration, parse_percent, parse_size
 
 
-@click.command()
+@click.command(cls=ListsSuites, epilog=RUN_EXAMPLES)
 @click.argument("suite", shell_complete=complete_suite)
 @click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
 @click.option("--new-file", is_flag=True,
@@ -269,7 +270,7 @@ def _refuse_options_of_the_other_kind(suite: Suite, params: dict, overrides: Ove
                             f"suite {suite.name!r} runs fio")
 
 
-@click.command()
+@click.command(epilog=RESUME_EXAMPLES)
 @click.argument("run_ref", metavar="RUN", shell_complete=complete_run)
 @click.pass_context
 def resume(ctx, run_ref):

@@ -7,6 +7,7 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import converter, open_store, stdout_console, write_output
+from disklab.cli.helptext import examples
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
 from disklab.report.terminal import terminal_text
 from disklab.store.repository import RUN_STATUSES, RunFilter
@@ -41,7 +42,10 @@ def _utf8(text: str) -> str:
     return text
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab runs --suite quick --since 7d",
+    "disklab runs --name array --status complete    # names that contain 'array', any case",
+    "disklab runs --all -f csv -o runs.csv"))
 @click.option("--limit", "-n", type=click.IntRange(min=1),
               help=f"Show the newest N runs (default {DEFAULT_RUNS_SHOWN}).")
 @click.option("--all", "show_all", is_flag=True, help="Show every run that matches.")

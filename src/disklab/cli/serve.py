@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from disklab.cli.helptext import examples
 from disklab.cli.options import WholeNumber
 from disklab.errors import StoreError
 from disklab.store.db import default_store_path
@@ -15,7 +16,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8740
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab serve                           # http://127.0.0.1:8740/, read-only over the store",
+    "disklab serve --port 9000 --db lab.db   # another port, another store"))
 @click.option("--host", default=DEFAULT_HOST, show_default=True,
               help="Address to listen on; anything but a loopback address lets other machines read the store.")
 @click.option("--port", type=WholeNumber(0, 65535), default=DEFAULT_PORT, show_default=True,

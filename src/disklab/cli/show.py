@@ -7,12 +7,16 @@ import click
 
 from disklab.cli.common import open_store, stdout_console, write_output
 from disklab.cli.completion import complete_run
+from disklab.cli.helptext import examples
 from disklab.cli.spec import spec_option, with_spec
 from disklab.env.registry import label_of
 from disklab.report.runs import FORMATS
 
 
-@click.command()
+@click.command(epilog=examples(
+    "disklab show last --flat              # only the per-test table",
+    "disklab show 3 --format json -o 3.json",
+    "disklab show 3 --env                  # the machine, fio, file system and disks; SMART before and after"))
 @click.argument("run_ref", metavar="RUN", default="last", shell_complete=complete_run)
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
               help="csv: one tidy table, a row per test and direction with the run's id; json and markdown add the "

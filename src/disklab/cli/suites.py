@@ -6,6 +6,7 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import stdout_console
+from disklab.cli.helptext import examples
 from disklab.plan.build import build_plan
 from disklab.database.pgbench import pgbench_duration, plan_steps
 from disklab.report.plans import pgbench_plan_table, plan_table
@@ -13,7 +14,10 @@ from disklab.suite.loader import builtin_names, load_suite
 from disklab.units import format_duration
 
 
-@click.group(invoke_without_command=True)
+@click.group(invoke_without_command=True, epilog=examples(
+    "disklab suites                   # every built-in suite, with its tests and estimated time",
+    "disklab suites show matrix       # every test it expands to",
+    "disklab suites show my.toml"))
 @click.pass_context
 def suites(ctx):
     """List the built-in suites with their tests and estimated time (or 'show NAME')."""
@@ -36,7 +40,7 @@ def suites(ctx):
                            "'disklab run FILE.toml --target DIR'.")
 
 
-@suites.command()
+@suites.command(epilog=examples("disklab suites show quick", "disklab suites show my-suite.toml"))
 @click.argument("suite")
 def show(suite):
     """Every test SUITE (a name or a .toml file) expands to, with its parameters."""

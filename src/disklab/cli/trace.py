@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from disklab.cli.common import stdout_console, write_output
+from disklab.cli.helptext import examples
 from disklab.system.outputs import checked_output
 from disklab.trace.iolog import read_meta, read_trace
 from disklab.trace.summary import TraceSummary, summarize, summary_document
@@ -19,12 +20,18 @@ FORMATS = ("table", "json", "markdown")
 QD_UNKNOWN = "unknown: an iolog holds no completions"
 
 
-@click.group()
+@click.group(epilog=examples(
+    "disklab trace show mydb.trace",
+    "disklab trace suite mydb.trace -o mydb.toml",
+    "disklab trace import app.iolog -o app.trace"))
 def trace():
     """Block I/O traces: show one, approximate one with a suite, import one made elsewhere."""
 
 
-@trace.command()
+@trace.command(epilog=examples(
+    "disklab trace show mydb.trace                    # tables in the terminal",
+    "disklab trace show mydb.trace --format json",
+    "disklab trace show mydb.trace -f markdown -o mydb-trace.md"))
 @click.argument("trace_path", metavar="TRACE", type=click.Path(path_type=Path))
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default); json and markdown only.")
@@ -50,7 +57,9 @@ def show(trace_path, output_format, output):
             console.print(line, style="yellow", highlight=False)
 
 
-@trace.command()
+@trace.command(epilog=examples(
+    "disklab trace suite mydb.trace -o mydb.toml      # suite name: mydb (or --name)",
+    "disklab run mydb.toml --target /mnt/new"))
 @click.argument("trace_path", metavar="TRACE", type=click.Path(path_type=Path))
 @click.option("--output", "-o", help="Write the suite to NAME.toml ('-' for stdout, the default).")
 @click.option("--name", help="The suite's name (default: NAME of -o NAME.toml, else the trace's name).")
@@ -64,7 +73,10 @@ def suite(trace_path, output, name):
     write_output(synthesize_suite(_summary(trace_path, output), name, trace_path.name), output)
 
 
-@trace.command(name="import")
+@trace.command(name="import", epilog=examples(
+    "disklab trace import app.iolog -o app.trace                      # a fio iolog, version 2 or 3",
+    "disklab trace import sdb.blktrace.* -o sdb.trace                 # blktrace's per-CPU files",
+    "disklab trace import host.blktrace.* --device 8:16 -o sdb.trace  # one device of a blktrace of several"))
 @click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--output", "-o", required=True, type=click.Path(path_type=Path), help="The trace to write, NAME.trace.")
 @click.option("--device", metavar="MAJ:MIN", help="The device to keep of a blktrace that holds several.")

@@ -32,7 +32,7 @@ from disklab.report.terminal import terminal_text
 JSON_FORMAT_VERSION = 4
 FORMATS = ("table", "markdown", "csv", "json")
 VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
-# The precision to ask of repeats when the figures cannot tell: the README's own example, within any tolerance.
+# The precision to ask of repeats when the figures cannot tell: docs/running.md's example, within any tolerance.
 _SUGGESTED_PRECISION_PERCENT = 2.0
 
 
