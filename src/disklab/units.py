@@ -94,6 +94,19 @@ def format_size(n_bytes: float) -> str:
     return f"{n_bytes:.0f}B"
 
 
+def human_size(n_bytes: float) -> str:
+    """A size as messages say it: exact when that is short (64KiB, 5GB), else rounded to the unit that keeps it
+    short (77.6GiB, not 81371508KiB); tables and labels keep format_size's exact figure."""
+    exact = format_size(n_bytes)
+    if len(exact.rstrip("BKMGTi")) <= 4:
+        return exact
+    for unit, power in (("EiB", 6), ("PiB", 5), ("TiB", 4), ("GiB", 3), ("MiB", 2), ("KiB", 1)):
+        factor = 1024**power
+        if abs(n_bytes) >= factor:
+            return f"{n_bytes / factor:.1f}{unit}"
+    return exact
+
+
 _EXACT_UNITS = (
     ("TiB", 1024**4), ("TB", 1000**4), ("GiB", 1024**3), ("GB", 1000**3), ("MiB", 1024**2), ("MB", 1000**2),
     ("KiB", 1024),

@@ -207,7 +207,7 @@ def test_a_host_dying_mid_run_fails_that_test_by_name_keeps_the_rest_and_resume_
     victim.start_server()
     resumed = disklab("resume", str(run["id"]))
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming run {run['id']}: 1 tests already stored" in resumed.stderr
+    assert f"resuming run {run['id']}: 1 test already stored" in resumed.stderr
     (run,) = disklab.runs()
     assert run["status"] == "complete"
     after = disklab.tests(run["id"])

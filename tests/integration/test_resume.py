@@ -1,5 +1,6 @@
 """A run killed with SIGKILL loses at most the test in flight; `resume` finishes it with no duplicate test."""
 
+import json
 import signal
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def test_resume_after_kill_finishes_the_run_without_duplicates(disklab: Disklab,
     assert result.returncode == 0, result.stderr
     assert f"resuming run {run['id']}: {len(before)} tests already stored" in result.stderr
     (run,) = disklab.runs()
-    assert run["status"] == "complete"
+    assert run["status"] == "complete" and len(json.loads(run["options_json"])["resumed"]) == 1  # header: "resumed"
     after = disklab.tests(run["id"])
     steps = [(t["plan_index"], t["attempt"]) for t in after]
     assert len(after) == 16 and len(set(steps)) == 16, "each of 8 tests x 2 repeats exactly once"

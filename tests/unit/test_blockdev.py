@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import subprocess
 from pathlib import Path
 
@@ -209,8 +210,18 @@ def test_exclusive_open_of_regular_file_is_not_busy(tmp_path: Path) -> None:
 
 
 def test_exclusive_open_of_missing_path_is_a_user_error(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="cannot open"):
+    with pytest.raises(UserError, match="cannot open") as refused:
         blockdev.exclusive_open_refused(str(tmp_path / "missing"))
+    assert "a user that may write" not in str(refused.value)  # no permission was refused
+    assert str(refused.value).endswith("check that the path names a device that exists")
+
+
+def test_root_refused_is_told_what_else_blocks_it_not_to_become_another_user() -> None:
+    """Root was told to "run disklab as a user that may write to it" on an EPERM."""
+    for refused in (errno.EPERM, errno.EACCES):
+        as_root = blockdev.open_advice(refused, euid=0)
+        assert "user that may" not in as_root and "SELinux" in as_root and "immutable" in as_root
+        assert "user that may write" in blockdev.open_advice(refused, euid=1000)
 
 
 # inspect_device_use

@@ -100,3 +100,14 @@ def test_completion_leaves_the_store_unchanged(named_runs):
     before = store.read_bytes(), store.stat().st_mtime_ns
     complete("disklab compare ")
     assert (store.read_bytes(), store.stat().st_mtime_ns) == before
+
+
+@pytest.mark.parametrize("command", ["disklab run quick --target ", "disklab run quick -t /tm",
+                                     "disklab doctor --target "])
+def test_target_completes_paths_through_the_shell(command, tmp_path):
+    """--target did not tab-complete paths: Click now asks the shell for its own file completion ('file')."""
+    (tmp_path / "disk").mkdir()
+    lines = complete(command, cwd=tmp_path)
+    assert lines == [f"file,{command.rpartition(' ')[2]}"]
+    shell = complete(command + "di" if command.endswith(" ") else command, shell="zsh", cwd=tmp_path)
+    assert shell[0] == "file"

@@ -248,6 +248,7 @@ def test_delete_asks_on_a_terminal_showing_what_goes(three, monkeypatch):
     assert [i for i, _ in listed()] == [3, 2, 1]
     ended = invoke("delete", "2", input="")  # Ctrl-D at the question
     assert ended.exit_code == 0 and ended.stderr.splitlines()[-1] == "nothing deleted"
+    assert "delete 1 run and everything stored with it? [y/N]" in ended.stderr  # said "with them"
     accepted = invoke("delete", "2", input="y\n")
     assert accepted.exit_code == 0 and "deleted 1 run (2)" in accepted.stderr
     assert [i for i, _ in listed()] == [3, 1]

@@ -26,8 +26,9 @@ class ReplayExecutor:
         self.logs = logs or {}
         self.jobfiles: list[str] = []
 
-    def run(self, jobfile, on_tick=None, on_status=None):
+    def run(self, jobfile, on_tick=None, on_status=None, status_interval_s=1):
         self.asked_for_status = on_status is not None
+        self.status_interval_s = status_interval_s
         if len(self.jobfiles) == self.fail_at:
             raise FioError("fio failed (exit 1): replayed failure")
         self.jobfiles.append(jobfile)

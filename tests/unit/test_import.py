@@ -194,16 +194,26 @@ def test_what_cannot_be_read_is_refused_in_one_line_with_exit_2(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))
-def test_a_refused_file_leaves_the_stored_runs_unchanged(case, tmp_path):
-    """Import checks the whole file before it writes: no failed run is left behind."""
+def test_a_batch_imports_every_good_file_names_each_refused_one_and_exits_2(case, tmp_path):
+    """Import checks each whole file before it writes: a refused file leaves no run behind, and no longer keeps
+    the good files of its batch out (a batch with one refused file imported nothing)."""
     import_and_read("import-two-jobs.json.json")
     before = runs_in_store()
-    content, _ = REFUSALS[case]
+    content, message = REFUSALS[case]
     path = tmp_path / f"{case}.json"
     if content is not None:
         path.write_text(content)
-    assert invoke("import", str(FIO_FIXTURES / "import-two-jobs.json.json"), str(path)).exit_code == 2
-    assert runs_in_store() == before
+    other = tmp_path / "other.json"
+    other.write_text("[]")
+    good = [str(FIO_FIXTURES / n) for n in ("import-two-jobs.json.json", "import-client-one-host.json")]
+    result = invoke("import", good[0], str(path), good[1], str(other))
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[-1] == f"disklab: error: 2 of 4 files imported; refused: {path}, {other}"
+    assert f"refused: {path}: " in result.stderr and message in result.stderr
+    assert sum(line.startswith("refused: ") for line in lines) == 2
+    after = runs_in_store()
+    assert len(after) == len(before) + 2 and all(status == "complete" for _, status, _ in after)
 
 
 def runs_in_store() -> list[tuple]:
@@ -218,7 +228,7 @@ def test_an_unreadable_option_is_refused_before_anything_is_stored(tmp_path):
     path.write_text(json.dumps(data))
     result = invoke("import", str(FIO_FIXTURES / "import-two-jobs.json.json"), str(path))
     assert result.exit_code == 2 and "bsrange=4k-16k" in result.output
-    assert not default_store_path().exists() or invoke("runs").output.startswith("no runs")
+    assert [status for _, status, _ in runs_in_store()] == ["complete"]  # the good file alone; nothing of the other
 
 
 def test_store_import_leaves_nothing_when_the_store_refuses_a_test(tmp_path):

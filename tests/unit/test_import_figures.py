@@ -135,7 +135,7 @@ def test_a_wrong_figure_is_refused_in_one_line_naming_the_field_and_the_store_is
     path = tmp_path / "edited.json"
     path.write_text(edited_output(name, where, value))
     before = store_dump(store)
-    result = CliRunner().invoke(cli, ["--db", str(store), "import", str(FIO_FIXTURES / TWO_JOBS), str(path)])
+    result = CliRunner().invoke(cli, ["--db", str(store), "import", str(path)])  # a batch stores its good files
     assert message in refused_in_one_line(result, path)
     assert store_dump(store) == before
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.database.benchmark import PgbenchOverrides, whole_scale
+from disklab.database.benchmark import PgbenchOverrides, share_of_ram, whole_scale
 from disklab.system.cpu import cpu_use, read_cpu_times
 from disklab.database.pgbench import plan_steps
 from disklab.database.pgbench_output import parse_progress, parse_summary, percentiles_ns, transaction_latencies_us
@@ -211,3 +211,10 @@ def test_a_stale_cluster_of_a_dead_process_is_removed_and_others_are_kept(tmp_pa
     (stale / "data" / "postmaster.pid").write_text(f"{os.getpid()}\n{stale / 'data'}\n")
     assert remove_stale_clusters(tmp_path) == [f"a PostgreSQL cluster left by a killed run: {stale}"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, kept, other_host))
+
+
+@pytest.mark.parametrize("size, text", [(24e6, "less than 0.01x RAM"), (0, "less than 0.01x RAM"),
+                                        (8 * 2**30, "1.00x RAM"), (2**30 * 0.35, "0.04x RAM")])
+def test_the_share_of_ram_is_never_zero_point_zero_zero(size, text):
+    """The summary said '0.00x RAM' for a small data set."""
+    assert share_of_ram(size, 8 * 2**30) == text

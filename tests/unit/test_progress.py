@@ -45,8 +45,10 @@ def test_a_terminal_shows_the_phase_and_fio_s_figures_under_the_bar():
         progress.test_started(0, plan.tests[0], "repeat 2")
         progress.live(LiveFigures("ramp", 1234.4, 5.06e6, None))
         assert progress.figures_line == "  ramp (not measured): 1,234 IOPS · 5.1 MB/s"
-        progress.live(LiveFigures("measuring", 19203.2, 78.6e6, 207819.7))
-        assert progress.figures_line == "  measuring: 19,203 IOPS · 78.6 MB/s · lat 207.8 us"
+        progress.live(LiveFigures("measuring", 19203.2, 78.6e6, 207819.7, 1_236_992.0))
+        assert progress.figures_line == "  measuring: 19,203 IOPS · 78.6 MB/s · lat 207.8 µs · p99 1.24 ms"
+        progress.live(LiveFigures("measuring", 19203.2, 78.6e6, 207819.7, 305_152.0))
+        assert progress.figures_line.endswith("lat 207.8 µs · p99 305.2 µs")  # µs, as the tables write it
         progress.bar.refresh()
     assert "g iodepth=1 · repeat 2" in output.getvalue()
     assert "measuring: 19,203 IOPS" in output.getvalue()

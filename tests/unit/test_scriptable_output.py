@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from disklab.cli.main import cli
 from disklab.cli.run import estimate_line
 from disklab.plan.build import build_plan
-from disklab.report.runs import run_cells, ran_tests
+from disklab.report.runs import duration, ran_tests, run_cells, counted_tests
 from disklab.run.prepare import schedule_for
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
@@ -233,5 +233,20 @@ def test_runs_counts_the_tests_a_run_ran():
     assert ran_tests(replace(precision, status="interrupted", finished_tests=10)) == "10 of at least 24"
     assert ran_tests(replace(info, status="failed", planned_tests=24, finished_tests=10)) == "10 of 24"
     assert run_cells(precision)[5] == "78"
+    assert counted_tests(replace(info, status="complete", finished_tests=1)) == "1 test"  # "1 tests run"
+    assert counted_tests(replace(info, status="failed", planned_tests=1, finished_tests=0)) == "0 of 1 test"
+    assert counted_tests(replace(info, status="failed", planned_tests=24, finished_tests=1)) == "1 of 24 tests"
     listing = invoke("runs")
     assert "Tests run" in listing.stdout
+
+
+def test_runs_lists_each_runs_duration():
+    """`runs` had no duration column."""
+    (run_id,) = imported(TWO_JOBS)
+    with Store(default_store_path()) as store:
+        info = store.get_run(run_id).info
+    timed = replace(info, started_at="2026-01-02T10:00:00+00:00", finished_at="2026-01-02T10:12:05+00:00")
+    assert duration(timed) == "12m05s" and "12m05s" in run_cells(timed)
+    assert duration(replace(timed, finished_at=None)) == "-"  # still running, or killed before it ended
+    assert duration(replace(timed, finished_at="not a time")) == "-"
+    assert "Duration" in invoke("runs").stdout

@@ -49,7 +49,7 @@ def test_an_unknown_purpose_is_refused_with_the_usage(tmp_path):
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 @pytest.mark.parametrize(("target", "setup"), [("demo", "lab"), ("setup", "lab"), ("postgresql", "postgresql"),
-                                                ("test", "tests"), ("man", "tests")])
+                                                ("test", "tests"), ("man", "lab")])  # man: click alone
 def test_each_make_target_installs_what_it_needs(tmp_path, target, setup):
     """On a fresh checkout (no .venv yet), as make would run it (-n: print, run nothing)."""
     for name in ("Makefile", "pyproject.toml", "scripts/setup.sh"):

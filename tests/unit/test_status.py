@@ -2,11 +2,18 @@
 kept without its interim reports."""
 
 import json
+import shutil
+from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from disklab.fio.executor import SubprocessExecutor
+from disklab.fio.histogram import histogram_percentile
 from disklab.fio.parse import parse_fio_output, read_fio_document
-from disklab.fio.status import StatusReader, documents, final_output, live_figures, status_report
+from disklab.fio.status import (StatusReader, documents, final_output, live_figures, status_interval_s,
+                                status_report)
 from tests.conftest import FIO_FIXTURES
 
 CAPTURE = FIO_FIXTURES / "status" / "randread-4k-q4-pause1-ramp1.status.jsonplus.txt"
@@ -91,3 +98,45 @@ def test_the_reader_follows_the_file_as_fio_writes_it(tmp_path):
 def test_an_older_fio_layout_gives_no_live_figures():
     older = json.loads((FIO_FIXTURES / "layouts" / "layout-fio-3.1.randrw.json").read_text())
     assert status_report(older) is None
+
+
+def test_the_first_report_of_a_test_gives_figures_however_short_its_span():
+    raw = reports(CAPTURE.read_text())
+    first = status_report(raw[2])
+    short = replace(first, runtime_ms=100)  # a short test's first report, a tenth of a second into its measurement
+    figures = live_figures(None, short)
+    assert figures.phase == "measuring" and figures.iops == pytest.approx(first.ios / 0.1)
+    assert figures.lat_mean_ns is not None and figures.clat_p99_ns is not None
+
+
+def test_p99_is_that_of_the_span_from_the_difference_of_fios_histograms():
+    raw = reports(CAPTURE.read_text())
+    before, now = (status_report(r) for r in raw[3:5])
+    bins_before, bins_now = (r["jobs"][0]["read"]["clat_ns"]["bins"] for r in raw[3:5])
+    span = {float(v): c - bins_before.get(v, 0) for v, c in bins_now.items() if c > bins_before.get(v, 0)}
+    figures = live_figures(before, now)
+    assert figures.clat_p99_ns == histogram_percentile(span, 0.99)
+    assert min(span) <= figures.clat_p99_ns <= max(span)
+    # fio's json (no bins): its own p99 of the report stands in
+    without_bins = replace(now, clat_bins=None)
+    assert live_figures(before, without_bins).clat_p99_ns == raw[4]["jobs"][0]["read"]["clat_ns"]["percentile"][
+        "99.000000"]
+
+
+@given(st.floats(min_value=0, max_value=30 * 24 * 3600))
+def test_the_status_interval_suits_the_test_from_a_quarter_second_to_one_second(seconds):
+    interval = status_interval_s(seconds)
+    assert 0.25 <= interval <= 1
+    assert interval == 1 or interval == 0.25 or interval * 8 == pytest.approx(seconds)
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_real_fio_reports_figures_with_p99_on_a_two_second_test(tmp_path):
+    path = tmp_path / "test.bin"
+    jobfile = (f"[t]\nfilename={path}\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=2\nioengine=psync\n")
+    shown = []
+    SubprocessExecutor(shutil.which("fio")).run(jobfile, on_status=shown.append,
+                                                status_interval_s=status_interval_s(2))
+    measured = [f for f in shown if f.iops is not None]
+    assert measured, shown
+    assert all(f.iops > 0 and f.lat_mean_ns > 0 and f.clat_p99_ns > 0 for f in measured)

@@ -297,3 +297,20 @@ def test_runs_are_listed_newest_first_and_filtered(tmp_path):
         assert ids(name="grösse") == [made[2], made[0]] and ids(name="100%") == []
         assert ids(suite="quick", host="testhost", name="alt") == [made[0]]
         assert store.list_runs(2**70) == store.list_runs()
+
+
+def test_a_resumed_runs_header_says_it_was_resumed(tmp_path):
+    """A resumed run's header did not say it was resumed."""
+    from disklab.report.table import run_title
+
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run())
+        store.finish_run(run_id, "interrupted", "Ctrl-C")
+        assert "resumed" not in run_title(store.get_run(run_id).info)
+        store.reopen_run(run_id)
+        store.finish_run(run_id, "complete")
+        info = store.get_run(run_id).info
+        assert " · complete · resumed · " in run_title(info)
+        assert info.options["runtime"] == 1.0 and len(info.options["resumed"]) == 1  # the run's options kept
+        store.reopen_run(run_id)
+        assert " · running · resumed 2 times · " in run_title(store.get_run(run_id).info)

@@ -1,5 +1,6 @@
 import os
 import posixpath
+import re
 import shutil
 import socket
 import tempfile
@@ -60,6 +61,15 @@ def test_not_enough_space_states_the_numbers(tmp_path):
     target = resolve_target(str(tmp_path))
     with pytest.raises(UserError, match=r"not enough space .* needs 100TiB .* is free; use --size"):
         check_target(target, 100 * 1024**4, writes=True, destroy_data=False, force=False)
+
+
+def test_the_free_space_is_a_human_size(tmp_path):
+    """It said '81371508KiB is free'."""
+    target = resolve_target(str(tmp_path))
+    with pytest.raises(UserError) as refused:
+        check_target(target, 100 * 1024**4, writes=True, destroy_data=False, force=False)
+    free = re.search(r", (\S+) is free", str(refused.value)).group(1)
+    assert re.fullmatch(r"\d{1,4}(\.\d)?[KMGTPE]?i?B", free), free
 
 
 def test_stale_files_of_dead_processes_are_removed_others_kept(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from disklab.cli.main import cli
-from disklab.trace.blktrace import _refusal
+from disklab.trace.blktrace import _refusal, exited_at_once
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, seconds_to_ns
 from disklab.trace.capture import RecordBuilder, TracedDevice, process_tree
 from disklab.trace.tracefs import lost_in_stats, parse_tracefs_lines
@@ -150,6 +150,17 @@ def test_process_tree_holds_children_and_threads():
 def test_blktrace_refusal_is_named():
     text = (FIXTURES / "capture-blktrace-refused.stderr").read_text()
     assert _refusal(text) == "relay files refused (Operation not permitted)"
+
+
+def test_a_blktrace_that_exits_at_once_never_gives_an_empty_reason():
+    """It said 'blktrace exited at once ()'."""
+    silent = subprocess.run(["sh", "-c", "exit 1"], capture_output=True, text=True)
+    reason = exited_at_once(silent.returncode, silent.stderr)
+    assert "()" not in reason and "exit status 1" in reason and "debugfs" in reason
+    killed = subprocess.run(["sh", "-c", "kill -9 $$"], capture_output=True, text=True)
+    assert "killed by signal 9" in exited_at_once(killed.returncode, killed.stderr)
+    said = exited_at_once(2, "blktrace: no such device\n\n")
+    assert said == "blktrace exited at once (exit status 2): blktrace: no such device"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from disklab.units import fio_size, format_duration, format_size, parse_duration, parse_size
+from disklab.units import fio_size, format_duration, format_size, human_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize(
@@ -69,3 +69,22 @@ def test_messages_quote_values_briefly():
     with pytest.raises(ValueError) as caught:
         parse_size("9" * 400)
     assert len(str(caught.value)) < 120
+
+
+@pytest.mark.parametrize("n, text", [(81371508 * 1024, "77.6GiB"), (19200 * 1024, "18.8MiB"), (4096, "4KiB"),
+                                     (5 * 10**9, "5GB"), (1536, "1.5KiB"), (100, "100B"), (2**60, "1.0EiB")])
+def test_human_sizes_in_messages(n, text):
+    """Messages said '81371508KiB is free' and '19200KiB': exact only while short."""
+    assert human_size(n) == text
+
+
+@given(st.integers(min_value=0, max_value=2**60))
+def test_a_human_size_is_short_and_close(n):
+    text = human_size(n)
+    number = text.rstrip("BKMGTPEi")
+    assert len(number) <= 6, text
+    if "." in number:
+        unit = 1024 ** "BKMGTPE".index(text[len(number)])
+        assert abs(float(number) * unit - n) <= 0.05 * unit
+    else:
+        assert text == format_size(n)

@@ -13,7 +13,7 @@ from disklab.env.registry import DEVICE_PREFIX
 from disklab.fio.parse import JobResult
 from disklab.suite.model import TestSpec
 from disklab.targets.mounts import MEMORY_FS_TYPES
-from disklab.units import format_size
+from disklab.units import human_size
 
 # A buffered test this many times faster than the same pattern with direct I/O measured memory, not the disk.
 BUFFERED_FACTOR = 3.0
@@ -60,7 +60,7 @@ def _page_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
     data = data_set_bytes(test)
     if test.direct or not ram or data is None or data >= 2 * ram:
         return []
-    return [("page-cache", f"buffered I/O on {format_size(data)} with {ram / 1024**3:,.1f} GiB of RAM: "
+    return [("page-cache", f"buffered I/O on {human_size(data)} with {ram / 1024**3:,.1f} GiB of RAM: "
                            "page cache can serve this; M3 asks for at least 2x RAM")]
 
 
@@ -71,7 +71,7 @@ def _device_cache(test: TestSpec, env: dict) -> list[tuple[str, str]]:
     data = data_set_bytes(test)
     if not cache or data is None or data > cache:
         return []
-    return [("device-cache", f"the data set ({format_size(data)}) fits in the {format_size(cache)} drive or "
+    return [("device-cache", f"the data set ({human_size(data)}) fits in the {human_size(cache)} drive or "
                              "controller cache declared with --cache: the cache, not the media, can serve this")]
 
 

@@ -10,7 +10,7 @@ from disklab.cli.options import WholeNumber
 from disklab.errors import DisklabError
 from disklab.trace.capture import DEFAULT_BUFFER_KB, DEFAULT_DURATION_S, METHODS, CaptureRequest, capture
 from disklab.trace.iolog import meta_path
-from disklab.units import format_duration, format_size, parse_duration, parse_size
+from disklab.units import format_duration, human_size, parse_duration, parse_size
 
 
 def _duration(text: str) -> float:
@@ -69,7 +69,7 @@ def capture_command(device, output, duration, pid, method, buffer_kb):
     kinds = ", ".join(f"{n:,} {a}{'s' if n != 1 else ''}" for a in ("read", "write", "trim", "sync")
                       if (n := result.actions.get(a, 0)))
     say(f"captured {result.records:,} records ({kinds or 'no I/O'}) of {device} "
-        f"({format_size(meta.device_bytes)}) in {format_duration(meta.duration_s)} with {meta.method}: "
+        f"({human_size(meta.device_bytes)}) in {format_duration(meta.duration_s)} with {meta.method}: "
         f"{result.trace}, metadata in {meta_path(result.trace)}")
     for note in meta.notes:
         if note not in said:  # the method, tracefs mounted, --pid's limits: said while tracing

@@ -8,7 +8,7 @@ from disklab.cli.common import converter, open_store, stderr_console
 from disklab.cli.completion import complete_run
 from disklab.cli.helptext import examples
 from disklab.errors import UserError
-from disklab.report.runs import ran_tests
+from disklab.report.runs import counted_tests
 from disklab.store.curation import still_running
 from disklab.store.names import run_name
 from disklab.store.records import RunInfo
@@ -53,7 +53,8 @@ def delete(ctx, run_refs, yes):
         if not yes:
             for info in infos:
                 _say(f"  {_described(info)}")
-            if not _confirmed(f"delete {_runs(len(infos))} and everything stored with them?"):
+            them = "it" if len(infos) == 1 else "them"
+            if not _confirmed(f"delete {_runs(len(infos))} and everything stored with {them}?"):
                 _say("nothing deleted")
                 return
         store.delete_runs(run_ids)
@@ -76,7 +77,7 @@ def _confirmed(question: str) -> bool:
 
 def _described(info: RunInfo) -> str:
     name = f" {info.name!r}" if info.name else ""
-    return (f"run {info.id}{name} · {info.suite_name} · {info.shown_target} · {ran_tests(info)} tests "
+    return (f"run {info.id}{name} · {info.suite_name} · {info.shown_target} · {counted_tests(info)} "
             f"· {info.status} · started {info.started_at}")
 
 

@@ -16,7 +16,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 @click.command(epilog=examples(
     "disklab doctor                       # fio, its engines and the results store",
     "disklab doctor --target /mnt/data    # also O_DIRECT there; removes what killed runs left"))
-@click.option("--target", "-t", help="Also check direct I/O in this directory.")
+@click.option("--target", "-t", type=click.Path(), help="Also check direct I/O in this directory.")
 @click.pass_context
 def doctor(ctx, target):
     """Check fio, its engines, direct I/O on a target and the results store."""

@@ -104,20 +104,23 @@ _PHASES = {"pause": "pause (idle before the test)", "starting": "starting (fio s
 
 
 def figures_line(figures: LiveFigures) -> str:
-    """'  measuring: 5,606 IOPS · 23.0 MB/s · lat 177.4 us' (MB/s of 10^6 bytes, fio's mean total latency)."""
+    """'  measuring: 5,606 IOPS · 23.0 MB/s · lat 177.4 µs · p99 312.0 µs' (MB/s of 10^6 bytes, fio's mean total
+    latency and the p99 of its completion latency, as the tables show them)."""
     line = f"  {_PHASES.get(figures.phase, figures.phase)}"
     if figures.iops is None:
         return line
     line += f": {figures.iops:,.0f} IOPS · {figures.bw_bytes_per_s / 1e6:,.1f} MB/s"
     if figures.lat_mean_ns is not None:
         line += f" · lat {format_latency(figures.lat_mean_ns)}"
+    if figures.clat_p99_ns is not None:
+        line += f" · p99 {format_latency(figures.clat_p99_ns)}"
     return line
 
 
 def format_latency(ns: float) -> str:
     if ns >= 1e6:
         return f"{ns / 1e6:,.2f} ms"
-    return f"{ns / 1e3:,.1f} us" if ns >= 1e3 else f"{ns:,.0f} ns"
+    return f"{ns / 1e3:,.1f} µs" if ns >= 1e3 else f"{ns:,.0f} ns"
 
 
 class QuietProgress:

@@ -40,7 +40,7 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 
 @click.command(cls=ListsSuites, epilog=RUN_EXAMPLES)
 @click.argument("suite", shell_complete=complete_suite)
-@click.option("--target", "-t", help="Directory (a test file is made there), file, or block device.")
+@click.option("--target", "-t", type=click.Path(), help="Directory (a test file is made there), file, or block device.")
 @click.option("--new-file", is_flag=True,
               help="Make a test file at --target, a path that does not exist yet (in a folder that does); without "
                    "it a missing target is refused, so that a typo or a disk not mounted is never benchmarked.")
@@ -287,7 +287,7 @@ def resume(ctx, run_ref):
         plan, fio = prepare(plan, resolved, options.get("destroy_data", False), options.get("force", False), _say,
                             elsewhere)
         finished = finished_steps(record)
-        _say(f"resuming run {run_id}: {len(finished)} tests already stored")
+        _say(f"resuming run {run_id}: {len(finished)} test{'' if len(finished) == 1 else 's'} already stored")
         store.reopen_run(run_id)
         schedule = schedule_for(plan, options.get("repeat", 1), options.get("precision"), options.get("max_time"),
                                 options.get("p99"))

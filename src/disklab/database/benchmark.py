@@ -104,18 +104,23 @@ def run_database_benchmark(
     return outcome
 
 
+def share_of_ram(size: float, ram: float) -> str:
+    """'0.35x RAM'; a data set too small for two decimals is 'less than 0.01x RAM', never '0.00x RAM'."""
+    return f"{size / ram:.2f}x RAM" if size / ram >= 0.01 else "less than 0.01x RAM"
+
+
 def _outcome(server: Server, settings: PgbenchSettings, initialised: Initialised) -> dict:
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     size = initialised.database_bytes
     below = size < RAM_MULTIPLE * ram
     per_scale = size / settings.scale
     fitting_scale = int(RAM_MULTIPLE * ram / per_scale) + 1
-    warning = (f"the data set ({size / 1e6:,.0f} MB at scale {settings.scale}) is {size / ram:.2f}x RAM "
+    warning = (f"the data set ({size / 1e6:,.0f} MB at scale {settings.scale}) is {share_of_ram(size, ram)} "
                f"({ram / 1024**3:,.1f} GiB): the page cache can hold it, and M3 asks for at least {RAM_MULTIPLE}x RAM; "
                f"use --scale {fitting_scale} or more")
     return {
         "summary": (f"pgbench: PostgreSQL {server.binaries.version}, scale {settings.scale}, data set "
-                    f"{size / 1e6:,.0f} MB ({size / ram:.2f}x RAM), loaded in {initialised.seconds:.1f} s; "
+                    f"{size / 1e6:,.0f} MB ({share_of_ram(size, ram)}), loaded in {initialised.seconds:.1f} s; "
                     f"{server.placement.description()}" + "".join(f"; {d}" for d in server.deviations)),
         "placement": {"tablespace_only": server.placement.off_target is not None,
                       "on_target": str(server.placement.on_target),

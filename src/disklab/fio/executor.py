@@ -35,7 +35,8 @@ class FioRun:
 
 class Executor(Protocol):
     def run(self, jobfile: str, on_tick: Callable[[], None] | None = None,
-            on_status: Callable[[LiveFigures], None] | None = None) -> FioRun: ...
+            on_status: Callable[[LiveFigures], None] | None = None,
+            status_interval_s: float = STATUS_INTERVAL_S) -> FioRun: ...
 
 
 class SubprocessExecutor:
@@ -46,15 +47,16 @@ class SubprocessExecutor:
         self.output_format = output_format
 
     def run(self, jobfile: str, on_tick: Callable[[], None] | None = None,
-            on_status: Callable[[LiveFigures], None] | None = None) -> FioRun:
-        """With on_status, fio writes an interim report every second (--status-interval) that on_status gets as the
-        figures of that second; the output kept is fio's final report alone (fio/status.py)."""
+            on_status: Callable[[LiveFigures], None] | None = None,
+            status_interval_s: float = STATUS_INTERVAL_S) -> FioRun:
+        """With on_status, fio writes an interim report every status_interval_s (--status-interval, in ms) that
+        on_status gets as the figures of that span; the output kept is fio's final report alone (fio/status.py)."""
         with private_folder() as folder:
             job_path, out_path = Path(folder) / "test.fio", Path(folder) / "output.json"
             job_path.write_text(jobfile)
             command = [self.fio_path, f"--output-format={self.output_format}", f"--output={out_path}", str(job_path)]
             if on_status:
-                command.insert(-1, f"--status-interval={STATUS_INTERVAL_S}")
+                command.insert(-1, f"--status-interval={round(status_interval_s * 1000)}ms")
             returncode, error_text = run_fio_command(command, folder, _following(out_path, on_tick, on_status))
             output = out_path.read_text() if out_path.exists() else ""
             if on_status:

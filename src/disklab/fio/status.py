@@ -12,10 +12,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from disklab.fio.histogram import histogram_percentile
 from disklab.fio.parse import DIRECTIONS
 
-# The one interval disklab asks fio for: a live figure per second.
+# The longest interval disklab asks fio for: a live figure per second. Short tests get shorter ones (fio takes ms).
 STATUS_INTERVAL_S = 1
+SHORTEST_STATUS_INTERVAL_S = 0.25  # fio writes a whole report (json+ bins included) each time: not more often
+REPORTS_PER_TEST = 8  # a test of 2 s still shows figures from its first quarter of a second
 _DOCUMENT_START = re.compile(r"^\{", re.MULTILINE)
 
 
@@ -28,6 +31,8 @@ class StatusReport:
     io_bytes: int
     lat_samples: int  # 0 with I/O done: the job is in its ramp_time
     lat_sum_ns: float
+    clat_bins: dict[float, int] | None = None  # json+ only: the histogram of completion latency so far, ns -> count
+    clat_p99_ns: float | None = None  # fio's own p99 of the report (json), for when there are no bins
 
     @property
     def phase(self) -> str:
@@ -45,6 +50,12 @@ class LiveFigures:
     iops: float | None = None
     bw_bytes_per_s: float | None = None
     lat_mean_ns: float | None = None  # None during ramp_time: fio records no latency then
+    clat_p99_ns: float | None = None  # of the span with json+ bins; else fio's p99 since the test's start
+
+
+def status_interval_s(test_seconds: float) -> float:
+    """The interval for a test of about `test_seconds`: REPORTS_PER_TEST reports, within 0.25 s to 1 s."""
+    return min(STATUS_INTERVAL_S, max(SHORTEST_STATUS_INTERVAL_S, test_seconds / REPORTS_PER_TEST))
 
 
 def status_report(document: dict) -> StatusReport | None:
@@ -54,6 +65,8 @@ def status_report(document: dict) -> StatusReport | None:
         return None
     runtime = ios = io_bytes = samples = 0
     lat_sum = 0.0
+    bins: dict[float, int] | None = {}
+    p99s = []
     try:
         for job in jobs:
             for name in DIRECTIONS:
@@ -66,25 +79,46 @@ def status_report(document: dict) -> StatusReport | None:
                 lat = d["lat_ns"]
                 samples += int(lat["N"])
                 lat_sum += float(lat["mean"]) * int(lat["N"])
+                if not int(d["total_ios"]):
+                    continue  # a direction the job does not do has no histogram
+                clat = d.get("clat_ns") or {}
+                p99s.append(float((clat.get("percentile") or {}).get("99.000000", 0)))
+                if bins is not None and "bins" in clat:
+                    for value, count in clat["bins"].items():
+                        bins[float(value)] = bins.get(float(value), 0) + int(count)
+                else:
+                    bins = None  # json, not json+: fio's p99 of the report stands in
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # an older fio's layout: no live figures, the final report is read by fio/parse.py as ever
-    return StatusReport(runtime, ios, io_bytes, samples, lat_sum)
+    return StatusReport(runtime, ios, io_bytes, samples, lat_sum, bins or None, max(p99s, default=0.0) or None)
 
 
 def live_figures(before: StatusReport | None, now: StatusReport) -> LiveFigures:
     """What fio did between two cumulative reports; from the report alone when fio zeroed its figures in between
-    (the end of ramp_time) or when it is the first. A span under half an interval gives the phase alone."""
-    if now.ios == 0:
+    (the end of ramp_time) or when it is the first, so that a short test shows figures from its first report. Two
+    reports under half the shortest interval apart (fio's final report, just after the last interim one) give the
+    phase alone."""
+    if now.ios == 0 or now.runtime_ms <= 0:
         return LiveFigures(now.phase)
     same_span = (before is not None and before.phase == now.phase and now.runtime_ms > before.runtime_ms
                  and now.ios >= before.ios)
     base = before if same_span else StatusReport(0, 0, 0, 0, 0.0)
     seconds = (now.runtime_ms - base.runtime_ms) / 1000
-    if seconds < STATUS_INTERVAL_S / 2:
-        return LiveFigures(now.phase)  # too short a span to stand for a second (fio's final report, just after)
+    if same_span and seconds < SHORTEST_STATUS_INTERVAL_S / 2:
+        return LiveFigures(now.phase)
     samples = now.lat_samples - base.lat_samples
     latency = (now.lat_sum_ns - base.lat_sum_ns) / samples if samples > 0 else None
-    return LiveFigures(now.phase, (now.ios - base.ios) / seconds, (now.io_bytes - base.io_bytes) / seconds, latency)
+    return LiveFigures(now.phase, (now.ios - base.ios) / seconds, (now.io_bytes - base.io_bytes) / seconds, latency,
+                       _p99(base, now) if latency is not None else None)
+
+
+def _p99(base: StatusReport, now: StatusReport) -> float | None:
+    """The p99 of the span from the difference of fio's cumulative histograms; without bins, fio's own p99."""
+    if now.clat_bins is None:
+        return now.clat_p99_ns
+    earlier = base.clat_bins or {}
+    span = {value: count - earlier.get(value, 0) for value, count in now.clat_bins.items()}
+    return histogram_percentile({v: c for v, c in span.items() if c > 0}, 0.99)
 
 
 def documents(text: str, start: int = 0) -> list[tuple[int, int, object]]:

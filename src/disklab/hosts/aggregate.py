@@ -7,7 +7,8 @@ percentiles read from the merged histogram. Mean latencies are weighted by each 
 from dataclasses import dataclass
 from typing import Mapping
 
-from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.fio.histogram import histogram_percentiles
+from disklab.fio.parse import DirectionMetrics, JobResult
 
 
 @dataclass(frozen=True)
@@ -50,21 +51,6 @@ def merge_direction(parts: list[DirectionMetrics], bins: dict[float, int] | None
         clat_max_ns=max(p.clat_max_ns for p in parts),
         clat_percentiles_ns=histogram_percentiles(bins) if bins else {},
     )
-
-
-def histogram_percentiles(bins: dict[float, int]) -> dict[str, float]:
-    """fio's percentiles (keys as disklab stores them) of a latency histogram: the first bin reaching each share."""
-    total = sum(bins.values())
-    ordered = sorted(bins.items())
-    result = {}
-    for theirs, ours in PERCENTILES.items():
-        wanted, seen = float(theirs) / 100 * total, 0
-        for value, count in ordered:
-            seen += count
-            if seen >= wanted:
-                result[ours] = value
-                break
-    return result
 
 
 def slowest_host(results: tuple[HostResult, ...]) -> HostResult:

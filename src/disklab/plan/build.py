@@ -8,7 +8,7 @@ from typing import Callable
 from disklab.errors import UserError
 from disklab.suite.model import Group, Suite, TestSpec
 from disklab.suite.params import PARAMS
-from disklab.units import format_size, parse_size
+from disklab.units import format_size, human_size, parse_size
 
 # Time fio needs around each test (start-up, file open, result output), for the ETA.
 PER_TEST_OVERHEAD_S = 0.5
@@ -101,8 +101,8 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
     for test in tests:
         if test.size is not None and test.bs > test.size and not test.file_set:
             raise UserError(
-                f"{suite.where}: test {test.label!r}: block size {format_size(test.bs)} is larger than its data set "
-                f"{format_size(test.size)}; raise --size or lower bs"
+                f"{suite.where}: test {test.label!r}: block size {human_size(test.bs)} is larger than its data set "
+                f"{human_size(test.size)}; raise --size or lower bs"
             )
     if suite.mode != "fixed" and len(tests) != 1:
         raise UserError(f"{suite.where}: mode {suite.mode!r} runs one test in steps; the suite expands to {len(tests)}")
@@ -261,7 +261,7 @@ def _limit_in_flight(test: TestSpec, notes: list[str]) -> TestSpec:
     if test.iodepth <= depth:
         return test
     notes.append(f"{test.label}: queue depth {test.iodepth} cut to {depth} so that at most "
-                 f"{format_size(MAX_IN_FLIGHT_BYTES)} of {format_size(per_io)} buffers is in flight")
+                 f"{human_size(MAX_IN_FLIGHT_BYTES)} of {human_size(per_io)} buffers is in flight")
     return replace(test, iodepth=depth)
 
 
@@ -285,8 +285,8 @@ def _region(region: str, extent: int, bs: int) -> tuple[int, int, str | None]:
     else:
         length = parse_size(amount)
         if 2 * length > extent:
-            note = (f"region {region} scaled down to {where}:{format_size(_down(extent // 2, align))} "
-                    f"because the target holds only {format_size(extent)}")
+            note = (f"region {region} scaled down to {where}:{human_size(_down(extent // 2, align))} "
+                    f"because the target holds only {human_size(extent)}")
             length = extent // 2
     length = max(_down(length, align), bs)
     offset = 0 if where == "first" else _down(extent - length, align)

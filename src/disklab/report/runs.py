@@ -4,15 +4,18 @@ import csv
 import io
 import json
 from dataclasses import fields
+from datetime import datetime
 
 from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo
 from disklab.store.series import series_id
+from disklab.units import format_duration
 
 FORMATS = ("table", "json", "csv", "markdown")
 # Bump when the runs list's JSON changes shape. 1: first version.
 RUNS_JSON_FORMAT_VERSION = 1
-RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests run", "Status", "Host")
+RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests run", "Duration", "Status",
+                 "Host")
 
 
 def markdown_cell(text: str) -> str:
@@ -26,8 +29,8 @@ def run_cells(info: RunInfo) -> list[str]:
     one line (its controls escaped, line feeds too)."""
     series = series_id(info)
     name = f"{info.name or ''} [series:{series}]".lstrip() if series is not None else info.name or ""
-    cells = [str(info.id), name, info.started_at, info.suite_name, info.shown_target, ran_tests(info), info.status,
-             info.hostname]
+    cells = [str(info.id), name, info.started_at, info.suite_name, info.shown_target, ran_tests(info), duration(info),
+             info.status, info.hostname]
     return [terminal_text(cell) for cell in cells]
 
 
@@ -41,6 +44,21 @@ def ran_tests(info: RunInfo) -> str:
         return f"{info.finished_tests:,}"
     least = "at least " if info.options.get("precision") is not None else ""
     return f"{info.finished_tests:,} of {least}{info.planned_tests:,}"
+
+
+def duration(info: RunInfo) -> str:
+    """Wall time from start to finish ('12m05s'); '-' while a run has no end (running, or killed before one)."""
+    try:
+        seconds = (datetime.fromisoformat(info.finished_at) - datetime.fromisoformat(info.started_at)).total_seconds()
+    except (TypeError, ValueError):  # no end yet; a time an older disklab or an import wrote otherwise
+        return "-"
+    return format_duration(seconds) if seconds >= 0 else "-"
+
+
+def counted_tests(info: RunInfo) -> str:
+    """'1 test run', '24 tests run', '10 of 24 tests run': the noun agrees with the last number."""
+    last = info.finished_tests if info.status == "complete" else info.planned_tests
+    return f"{ran_tests(info)} test{'' if last == 1 else 's'}"
 
 
 def runs_to_json(infos: list[RunInfo], matched: int) -> str:

@@ -10,7 +10,7 @@ from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
 )
 from disklab.report.labels import run_labels
-from disklab.report.runs import ran_tests
+from disklab.report.runs import counted_tests
 from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo, RunRecord
 
@@ -23,9 +23,15 @@ def run_label(info: RunInfo) -> str:
 
 def run_title(info: RunInfo) -> str:
     return (
-        f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status} · "
-        f"{ran_tests(info)} tests run · {info.started_at} · {info.fio_version} {info.fio_engine}"
+        f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status}{_resumed(info)} · "
+        f"{counted_tests(info)} run · {info.started_at} · {info.fio_version} {info.fio_engine}"
     )
+
+
+def _resumed(info: RunInfo) -> str:
+    """' · resumed' (' · resumed 2 times'): its tests did not all run in one go (a reboot, a cache refilled)."""
+    times = len(info.options.get("resumed") or ())
+    return "" if not times else " · resumed" if times == 1 else f" · resumed {times} times"
 
 
 def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:

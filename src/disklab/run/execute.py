@@ -12,8 +12,8 @@ from disklab.fio.executor import Executor
 from disklab.plan.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
-from disklab.fio.status import LiveFigures
-from disklab.plan.build import Plan
+from disklab.fio.status import LiveFigures, status_interval_s
+from disklab.plan.build import Plan, estimate_test_seconds
 from disklab.run.saturate import SaturateSchedule
 from disklab.run.schedule import Finished, Schedule, Step
 from disklab.run.steady import SteadySchedule
@@ -81,7 +81,8 @@ def execute_schedule(
         started_at = now_iso()
         on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
         before, laid_out = snapshot(devices), file_bytes(execution.test_path)
-        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status)
+        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status,
+                               status_interval_s=status_interval_s(estimate_test_seconds(test)))
         after, laid_out = snapshot(devices), file_bytes(execution.test_path) - laid_out
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()

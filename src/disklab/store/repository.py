@@ -209,12 +209,12 @@ class Store:
             return result
 
     def reopen_run(self, run_id: int) -> None:
-        """A resumed run is running again, in this process."""
+        """A resumed run runs again, in this process; its options keep when ('resumed'), for its header to say."""
         with translate_errors(self.path):
-            self.conn.execute(
-                "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ? WHERE id = ?",
-                (os.getpid(), run_id),
-            )
+            self.conn.execute("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ?, "
+                              "options_json = json_set(options_json, '$.resumed', json_insert(COALESCE(json_extract("
+                              "options_json, '$.resumed'), json_array()), '$[#]', ?)) WHERE id = ?",
+                              (os.getpid(), now_iso(), run_id))
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
         with translate_errors(self.path):

@@ -190,11 +190,21 @@ def exclusive_open_refused(path: str) -> bool:
     except OSError as error:
         if error.errno == errno.EBUSY:
             return True
-        raise UserError(
-            f"cannot open {path} to check whether it is in use: {error.strerror}; run disklab as a user that may write to it"
-        ) from error
+        raise UserError(f"cannot open {path} to check whether it is in use: {error.strerror}; "
+                        f"{open_advice(error.errno, os.geteuid())}") from error
     os.close(fd)
     return False
+
+
+def open_advice(error_number: int, euid: int) -> str:
+    """What to do when opening a device fails: a user is told to become one that may; root, whom file permissions
+    never stop, is told what else does."""
+    if error_number not in (errno.EPERM, errno.EACCES):
+        return "check that the path names a device that exists"
+    if euid != 0:
+        return "run disklab as a user that may write to it (root, or a member of the 'disk' group)"
+    return ("root was refused, so no file permission is the cause: a security module (SELinux, AppArmor), a "
+            "container's device rules (cgroup), kernel lockdown, or an immutable attribute (lsattr) blocks it")
 
 
 def _walk_down(directory: Path) -> list[_SysfsNode]:

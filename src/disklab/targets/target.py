@@ -12,7 +12,7 @@ from disklab.system.host import host_identity, process_alive
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
 from disklab.targets.mounts import FSTAB, MEMORY_FS_TYPES, mount_of, unmounted_fstab_entry
-from disklab.units import format_size
+from disklab.units import human_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.
 FREE_SPACE_MARGIN_BYTES = 64 * 1024**2
@@ -187,8 +187,8 @@ def _check_free_space(folder: Path, needed_bytes: int) -> None:
     free = fs.f_bavail * fs.f_frsize
     if free < needed_bytes + FREE_SPACE_MARGIN_BYTES:
         raise UserError(
-            f"not enough space in {folder}: the test file needs {format_size(needed_bytes)} "
-            f"(+{format_size(FREE_SPACE_MARGIN_BYTES)} margin), {format_size(free)} is free; use --size for a smaller test file"
+            f"not enough space in {folder}: the test file needs {human_size(needed_bytes)} "
+            f"(+{human_size(FREE_SPACE_MARGIN_BYTES)} margin), {human_size(free)} is free; use --size for a smaller test file"
         )
 
 

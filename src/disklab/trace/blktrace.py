@@ -67,7 +67,7 @@ def capture_blktrace(device: str, duration_s: float, on_progress: Progress | Non
         errors = _startup_errors(tracer)
         refusal = _refusal(errors.decode(errors="replace"))
         if refusal or tracer.poll() is not None:
-            raise BlktraceUnavailable(refusal or f"blktrace exited at once ({errors.decode(errors='replace').strip()})")
+            raise BlktraceUnavailable(refusal or exited_at_once(tracer.poll(), errors.decode(errors="replace")))
         with spool.open("wb") as out:
             fd = parser.stdout.fileno()
             interrupted = pump(fd, out, started + duration_s, b" D ", on_progress,
@@ -114,6 +114,19 @@ def _refusal(text: str) -> str | None:
         if "BLKTRACESETUP" in line or "FAILED" in line or "Invalid debug path" in line:
             return line.strip()
     return None
+
+
+def exited_at_once(returncode: int | None, text: str) -> str:
+    """Why blktrace stopped at its start: what it said, else its exit status (it may say nothing at all)."""
+    said = " ".join(text.split())
+    if returncode is not None and returncode < 0:
+        status = f"killed by signal {-returncode}"
+    else:
+        status = f"exit status {returncode}" if returncode is not None else "no exit status"
+    if said:
+        return f"blktrace exited at once ({status}): {said}"
+    return (f"blktrace exited at once ({status}) and said nothing: check that debugfs is mounted "
+            "(mount -t debugfs none /sys/kernel/debug) and that the kernel traces block I/O (CONFIG_BLK_DEV_IO_TRACE)")
 
 
 def _dropped(text: str) -> int:

@@ -8,7 +8,7 @@ even rate), locality (hot regions, the order of offsets), and the mix of several
 from disklab.errors import UserError
 from disklab.suite.loader import parse_suite
 from disklab.trace.summary import TraceSummary
-from disklab.units import fio_size, format_size
+from disklab.units import fio_size, human_size
 
 MAX_SPLIT_SIZES = 8  # bssplit entries: the most frequent sizes; the rest are left out and their share spread
 MIB = 1024**2
@@ -47,7 +47,7 @@ def synthesize_suite(summary: TraceSummary, name: str, trace_name: str) -> str:
                      "is unknown; set it by hand if you know it.")
     size = max(MIB, -(-summary.footprint_bytes // MIB) * MIB)
     group["size"] = fio_size(size)
-    notes.append(f"size: the footprint, the highest offset touched ({format_size(summary.footprint_bytes)}), "
+    notes.append(f"size: the footprint, the highest offset touched ({human_size(summary.footprint_bytes)}), "
                  "rounded up to a MiB.")
     rate = summary.mean_iops
     if rate and mix is None:

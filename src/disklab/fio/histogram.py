@@ -1,0 +1,21 @@
+"""Percentiles of fio's latency histograms (json+ 'bins'), read as fio reads its own: the first bin that reaches each
+share. Shared by the live line (the bins of one status interval) and by hosts/ (bins merged across hosts)."""
+
+from disklab.fio.parse import PERCENTILES
+
+
+def histogram_percentile(bins: dict[float, int], share: float) -> float | None:
+    """The latency of the first bin, in order, whose running count reaches `share` (0.99) of the I/Os; None when
+    the histogram is empty."""
+    wanted, seen = share * sum(bins.values()), 0
+    for value, count in sorted(bins.items()):
+        seen += count
+        if seen >= wanted:
+            return value
+    return None
+
+
+def histogram_percentiles(bins: dict[float, int]) -> dict[str, float]:
+    """fio's percentiles (keys as disklab stores them) of a latency histogram."""
+    found = {ours: histogram_percentile(bins, float(theirs) / 100) for theirs, ours in PERCENTILES.items()}
+    return {key: value for key, value in found.items() if value is not None}
