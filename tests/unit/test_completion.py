@@ -58,7 +58,8 @@ def test_suite_files_in_the_current_directory_and_a_typed_folder(tmp_path):
     (tmp_path / "my-notes.txt").write_text("")
     (tmp_path / "suites").mkdir()
     (tmp_path / "suites" / "nightly.toml").write_text("")
-    assert values(complete("disklab run my", cwd=tmp_path)) == ["my-suite.toml"]
+    (tmp_path / "my-job.fio").write_text("")
+    assert values(complete("disklab run my", cwd=tmp_path)) == ["my-suite.toml", "my-job.fio"]
     assert values(complete("disklab run suites/", cwd=tmp_path)) == ["suites/nightly.toml"]
     assert "my-suite.toml" in values(complete("disklab run ", cwd=tmp_path))
 

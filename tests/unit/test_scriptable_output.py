@@ -157,7 +157,7 @@ def test_a_near_suite_name_is_suggested():
 
 @pytest.mark.parametrize("line, suggestion", [
     ("blok_size = '4k'", "did you mean 'bs'?"), ("iodepht = 4", "did you mean 'iodepth'?"),
-    ("numjobs = 2", "did you mean 'jobs'?"), ("ioengine = 'libaio'", "did you mean 'engine'?"),
+    ("numjob = 2", "did you mean 'jobs'?"), ("io_engine = 'libaio'", "did you mean 'engine'?"),
 ])
 def test_a_near_key_in_a_suite_file_is_suggested(tmp_path, line, suggestion):
     suite = tmp_path / "mine.toml"

@@ -68,7 +68,7 @@ def test_overrides_win_and_read_only_drops_writers():
         ('[[group]]\nname="g"\n', "name"),
         ('name="x"\n[[group]]\nname="g"\nbs="4x"\n', "bs"),
         ('name="x"\n[[group]]\nname="g"\niodepth=0\n', "iodepth"),
-        ('name="x"\n[[group]]\nname="g"\nblocksize="4k"\n', "blocksize"),
+        ('name="x"\n[[group]]\nname="g"\nblock_size="4k"\n', "block_size"),
         ('name="x"\n[[group]]\nname="g"\ndirection="sideways"\n', "direction"),
         ('name="x"\n[defaults]\nbs=["4k"]\n[[group]]\nname="g"\n', "bs"),
         ('name="x"\n[[group]]\nname="g"\nbs=[]\n', "bs"),

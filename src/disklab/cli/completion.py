@@ -19,7 +19,8 @@ NEWEST_RUNS_OFFERED = 50
 
 
 def complete_suite(ctx: click.Context, param: click.Parameter, incomplete: str) -> "list[CompletionItem]":
-    """Built-in suite names, then suite files (*.toml) where the typed path points (the current directory at first)."""
+    """Built-in suite names, then suite files (*.toml) and fio job files (*.fio) where the typed path points (the
+    current directory at first)."""
     import glob
 
     from click.shell_completion import CompletionItem
@@ -27,8 +28,9 @@ def complete_suite(ctx: click.Context, param: click.Parameter, incomplete: str) 
     from disklab.suite.loader import builtin_names
 
     names = [CompletionItem(name, help="built-in suite") for name in builtin_names() if name.startswith(incomplete)]
-    files = sorted(glob.glob(glob.escape(incomplete) + "*.toml"))
-    return names + [CompletionItem(path, help="suite file") for path in files if os.path.isfile(path)]
+    files = [(path, help) for ending, help in (("*.toml", "suite file"), ("*.fio", "fio job file"))
+             for path in sorted(glob.glob(glob.escape(incomplete) + ending))]
+    return names + [CompletionItem(path, help=help) for path, help in files if os.path.isfile(path)]
 
 
 def complete_run(ctx: click.Context, param: click.Parameter, incomplete: str) -> "list[CompletionItem]":

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import click
 
+from disklab.cli.adhoc import fio_test_options, suite_or_test
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
 from disklab.cli.completion import complete_run, complete_suite
 from disklab.cli.helptext import RESUME_EXAMPLES, RUN_EXAMPLES, ListsSuites
@@ -31,7 +32,6 @@ from disklab.run.schedule import FixedSchedule
 from disklab.run.session import carry_out, finished_steps, resumable, start_run
 from disklab.store.names import run_name
 from disklab.store.repository import Store
-from disklab.suite.loader import load_suite
 from disklab.suite.model import Suite
 from disklab.targets.target import Target, resolve_target
 from disklab.trace.replay import REPLAY_SUITE
@@ -39,7 +39,8 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 
 
 @click.command(cls=ListsSuites, epilog=RUN_EXAMPLES)
-@click.argument("suite", shell_complete=complete_suite)
+@click.argument("suite", required=False, shell_complete=complete_suite)
+@fio_test_options
 @click.option("--target", "-t", type=click.Path(), help="Directory (a test file is made there), file, or block device.")
 @click.option("--new-file", is_flag=True,
               help="Make a test file at --target, a path that does not exist yet (in a folder that does); without "
@@ -114,14 +115,15 @@ from disklab.units import format_duration, parse_duration, parse_percent, parse_
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
         fs, write_cache, condition, overprovision, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
-        keep_cluster, tablespace_only, trace, speed, wrap, fio_folder, dry_run, name, quiet, output_format, new_file):
-    """Run SUITE (a built-in name or a .toml file; or 'replay' with --trace) against a target and store every result."""
+        keep_cluster, tablespace_only, trace, speed, wrap, fio_folder, dry_run, name, quiet, output_format, new_file,
+        fio_test):
+    """Run SUITE (built-in, .toml, a fio JOB.fio, 'replay' with --trace; none: one test of --rw, --bs ...); store it."""
     if suite == REPLAY_SUITE:
         _replay(ctx)
         return
     if trace or wrap or fio_folder or speed:
         raise UserError("--trace, --speed, --wrap and --fio are for replays: 'disklab run replay --trace FILE --target T'")
-    loaded = load_suite(suite)
+    loaded = suite_or_test(suite, fio_test)
     _refuse_options_of_the_other_kind(loaded, ctx.params, overrides)
     _take_suite_configurations(ctx, loaded)
     if loaded.pgbench is not None:
@@ -199,8 +201,7 @@ def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, reco
     elsewhere = on_hosts(hosts, resolved.path) if hosts else None
     plan, fio = prepare(plan, resolved, p["destroy_data"], p["force"], say, elsewhere)
     schedule = schedule_for(plan, repeat, precision, max_time, p99)  # of the plan with its engines resolved
-    # Once nothing can refuse the run any more: a refusal stays the one line on stderr.
-    on = None if hosts else collect_target(resolved.test_path, resolved.kind == "device")  # the disks under it
+    on = None if hosts else collect_target(resolved.test_path, resolved.kind == "device")  # refusals done: its disks
     say(_run_header(plan, resolved, schedule, on))
     passes = passes_line(plan, repeat, shared, precision, best_of)
     if passes:

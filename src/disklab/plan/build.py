@@ -111,7 +111,7 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
     kept = [t for t in tests if not (read_only and t.writes)]
     if not kept:
         raise UserError(f"{suite.where}: no test is read-only, so --read-only leaves nothing to run")
-    return Plan(suite=suite, tests=tuple(kept), left_out_writes=len(tests) - len(kept))
+    return Plan(suite=suite, tests=tuple(kept), notes=suite.notes, left_out_writes=len(tests) - len(kept))
 
 
 def _with_preconditioning(suite: Suite, tests: list[TestSpec]) -> list[TestSpec]:

@@ -4,10 +4,13 @@ import difflib
 import os
 import string
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.suite.fio_jobfile import jobfile_suite_text
+from disklab.suite.fio_names import read_fio_names
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
@@ -45,14 +48,17 @@ def load_suite(name_or_path: str) -> Suite:
         text = (resources.files("disklab.suite") / "builtin" / f"{name_or_path}.toml").read_text()
         return parse_suite(text, source="built-in", where=f"built-in suite {brief(name_or_path)}")
     path = Path(name_or_path)
+    if path.suffix == ".fio":
+        text, notes = jobfile_suite_text(path, read_text_file(path, "fio job file"))
+        return replace(parse_suite(text, source=str(path), where=str(path)), notes=tuple(notes))
     if path.suffix == ".toml" or os.path.exists(path):  # os.path's: False, not an error, for a name too long
         return parse_suite(read_text_file(path, "suite file"), source=str(path), where=str(path))
     raise UserError(f"unknown suite {brief(name_or_path)}{did_you_mean(name_or_path, builtin_names())} (built-in "
-                    f"suites: {', '.join(builtin_names())}; or give a .toml file)")
+                    f"suites: {', '.join(builtin_names())}; or give a .toml suite or a .fio job file)")
 
 
 def parse_suite(text: str, source: str, where: str) -> Suite:
-    data = parse_toml(text, where)
+    data, notes = read_fio_names(parse_toml(text, where), where)
     _reject_unknown(data, _TOP_LEVEL, where, "top level")
     name = _required_text(data, "name", where, "top level")
     description = data.get("description", "")
@@ -87,6 +93,7 @@ def parse_suite(text: str, source: str, where: str) -> Suite:
     return Suite(
         name=name, description=description, source=source, where=where, text=text, defaults=defaults, groups=groups,
         view=view, mode=mode, rounds=rounds, saturation=saturation, passes=passes, configurations=configurations,
+        notes=() if source == "built-in" else notes,  # built-in suites' SI sizes are their methods' own
     )
 
 

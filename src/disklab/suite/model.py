@@ -142,6 +142,7 @@ class Suite:
     passes: int | None = None  # interleaved passes of every test without --repeat; None: the default
     configurations: Configurations | None = None  # [configurations]: run once per file system, cache state, OP level
     pgbench: PgbenchSettings | None = None  # the [pgbench] table of pgbench suites (which have no groups)
+    notes: tuple[str, ...] = ()  # how it was read (a job file translated, SI sizes, defaults taken), shown with its plan
 
 
 @dataclass(frozen=True)

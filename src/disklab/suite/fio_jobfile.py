@@ -1,0 +1,205 @@
+"""A plain fio job file run as a suite: each job section one test, [global] applied, options read as fio reads them.
+
+The job file is translated into a suite's TOML (kept with the run, so that show, compare and resume read it as any
+suite) with fio's own defaults where the file is silent (buffered I/O, psync, no runtime cap), not disklab's. Options
+that say where the I/O goes or where results are written are disklab's to set and are named in one note; any option
+disklab cannot honour is refused by name, so that a test never runs other than the file says.
+"""
+
+import configparser
+import json
+from pathlib import Path
+
+from disklab.errors import UserError
+from disklab.fio.sizes import is_percent, option_bases, parse_fio_size, per_direction
+from disklab.suite.model import FIO_RW_MODES
+from disklab.units import brief, parse_duration
+
+# Where I/O goes, results and logs, and how fio's processes are grouped: disklab sets these for every test.
+SET_BY_DISKLAB = (
+    "filename", "directory", "filename_format", "output", "output-format", "write_bw_log", "write_lat_log",
+    "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "per_job_logs", "group_reporting", "thread",
+    "randrepeat", "refill_buffers", "unlink", "stonewall", "new_group", "wait_for", "name", "description",
+)
+_RW = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
+    "readwrite": ("sequential", "mixed")}
+_SYNONYMS = {"readwrite": "rw", "blocksize": "bs"}
+
+
+def _flag(value: str | None, _base: int) -> bool:
+    """fio's bool options: present without a value, or 1/0."""
+    if value is None or value.strip() in ("1", "true"):
+        return True
+    if value.strip() in ("0", "false"):
+        return False
+    raise ValueError(f"{brief(value)} is not 0 or 1")
+
+
+def _count(value: str | None, base: int) -> int:
+    return parse_fio_size(_given(value), base)
+
+
+def _size(value: str | None, base: int) -> int:
+    if is_percent(_given(value)):
+        raise ValueError(f"{value} is a share of the target; give a size (disklab sizes the test file itself)")
+    return parse_fio_size(value, base)
+
+
+def _one_size(value: str | None, base: int) -> int:
+    """bs and rate per direction ('4k,64k') are one value in a disklab test."""
+    sizes = set(per_direction(_given(value), base).values())
+    if len(sizes) != 1 or None in sizes:
+        raise ValueError(f"{value} gives reads and writes different values; a disklab test has one")
+    return sizes.pop()
+
+
+def _seconds(value: str | None, _base: int) -> float:
+    return parse_duration(_given(value).strip())
+
+
+def _given(value: str | None) -> str:
+    if value is None or not value.strip():
+        raise ValueError("needs a value")
+    return value
+
+
+def _engine(value: str | None, _base: int) -> str:
+    return _given(value).strip()
+
+
+# fio option -> (suite parameter, reader of fio's value with the kb_base in force).
+_TRANSLATED = {
+    "bs": ("bs", _one_size), "iodepth": ("iodepth", _count), "numjobs": ("jobs", _count),
+    "rwmixread": ("rwmixread", _count), "size": ("size", _size), "runtime": ("runtime", _seconds),
+    "time_based": ("time_based", _flag), "ramp_time": ("ramp", _seconds), "startdelay": ("pause", _seconds),
+    "direct": ("direct", _flag), "ioengine": ("engine", _engine), "rate": ("rate", _one_size),
+    "rate_iops": ("rate_iops", _one_size), "nrfiles": ("nrfiles", _count), "filesize": ("filesize", _size),
+}
+# fio's defaults where a job file is silent (fio's HOWTO), so that a test runs as fio alone would run it.
+_FIO_DEFAULTS = {"pattern": "sequential", "direction": "read", "bs": 4096, "iodepth": 1, "jobs": 1, "size": "all",
+                 "runtime": 0, "time_based": False, "ramp": 0, "direct": False, "engine": "psync"}
+
+
+def read_jobfile(text: str, where: str) -> tuple[list[tuple[str, dict]], list[str]]:
+    """(job name, fio options with [global]'s applied) of each job section, in order, and the notes to print."""
+    parser = configparser.ConfigParser(
+        allow_no_value=True, delimiters=("=",), comment_prefixes=(), interpolation=None, strict=True,
+        default_section="\0",  # no section is special to fio but [global]
+    )
+    parser.optionxform = str  # fio's option names are case-sensitive
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        for mark in ";#":  # fio ends a line at its first ';' or '#'
+            line = line.partition(mark)[0].rstrip()
+        if line.startswith("include"):
+            raise UserError(f"{where}: line {number}: include: disklab reads one job file; put the included options "
+                            "into it")
+        if "$" in line:
+            raise UserError(f"{where}: line {number}: {brief(line)}: fio's $VARIABLES are not expanded here; write "
+                            "the value")
+        lines.append(line)
+    try:
+        parser.read_string("\n".join(lines))
+    except configparser.MissingSectionHeaderError as exc:
+        raise UserError(f"{where}: line {exc.lineno}: an option outside a [section]") from None
+    except configparser.DuplicateSectionError as exc:
+        raise UserError(f"{where}: line {exc.lineno}: a second [{brief(exc.section)[1:-1]}] section; disklab reads "
+                        "each section name once (fio applies a later [global] to the jobs after it)") from None
+    except configparser.Error as exc:
+        raise UserError(f"{where}: {str(exc).splitlines()[0]}") from None
+    sections = parser.sections()
+    global_options = dict(parser["global"]) if "global" in sections else {}
+    jobs = [(name, {**global_options, **parser[name]}) for name in sections if name != "global"]
+    if not jobs:
+        raise UserError(f"{where}: no job section (fio runs each [section] but [global] as a job)")
+    return jobs, _notes(jobs, parser, where)
+
+
+def _notes(jobs: list[tuple[str, dict]], parser: configparser.ConfigParser, where: str) -> list[str]:
+    notes = []
+    set_here = sorted({key for _, options in jobs for key in options if key in SET_BY_DISKLAB}
+                      - {"stonewall", "new_group", "wait_for"})
+    if set_here:
+        notes.append(f"{where}: {', '.join(set_here)} set by disklab (the target and its test file, fio's output and "
+                     "logs)")
+    together = [name for name, _ in jobs[1:] if not {"stonewall", "new_group", "wait_for"} & set(parser[name])]
+    if together:
+        notes.append(f"{where}: fio would run {', '.join(together)} at the same time as the job before; disklab runs "
+                     "each job section as a test of its own, one after another")
+    return notes
+
+
+def test_values(options: dict, context: str, fio_defaults: bool = True, spell=str) -> dict:
+    """The suite parameters of one job, fio's defaults where it is silent (else the suite's); an option disklab
+    cannot honour is refused. `spell` names an option in messages as the user wrote it (--bs on the command line)."""
+    try:
+        bases = option_bases(options)
+    except ValueError as exc:
+        raise UserError(f"{context}: {exc}") from None
+    values = dict(_FIO_DEFAULTS) if fio_defaults else {}
+    for given, raw in options.items():
+        key = _SYNONYMS.get(given, given)
+        if key in SET_BY_DISKLAB or key == "kb_base":
+            continue
+        try:
+            if key == "rw":
+                mode = _given(raw).strip()
+                if mode not in _RW:
+                    raise ValueError(f"{brief(mode)} is not one of {', '.join(_RW)}")
+                values["pattern"], values["direction"] = _RW[mode]
+            elif key == "rwmixwrite":
+                values["rwmixread"] = 100 - _count(raw, bases[given])
+            elif key in _TRANSLATED:
+                param, read = _TRANSLATED[key]
+                values[param] = read(raw, bases[given])
+            else:
+                raise UserError(f"{context}: fio option {brief(given)} is not one disklab can honour (it runs "
+                                f"{', '.join(['rw', 'rwmixwrite', *_TRANSLATED])}); remove it, or run the file with "
+                                "fio alone")
+        except ValueError as exc:
+            raise UserError(f"{context}: {spell(given)}: {exc}") from None
+    if values.get("time_based") and not values.get("runtime"):
+        raise UserError(f"{context}: time_based without a runtime would run until stopped; give a runtime")
+    return values
+
+
+def jobfile_suite_text(path: Path, text: str) -> tuple[str, list[str]]:
+    """The suite TOML of a job file (the job file kept in it as comments) and the notes to print before the plan."""
+    where = str(path)
+    jobs, notes = read_jobfile(text, where)
+    out = [f"# The fio job file {path.name}, as disklab runs it (each job section a test; fio's defaults where it is "
+           "silent):", *(f"#   {_printable(line)}" for line in text.splitlines()),
+           *suite_toml(path.stem, f"fio job file {path.name}",
+                       [(name, test_values(options, f"{where}: [{name}]")) for name, options in jobs])]
+    return "\n".join(out) + "\n", notes
+
+
+def adhoc_suite_text(options: dict[str, str]) -> tuple[str, list[str]]:
+    """One test from fio's options on the command line (--rw, --bs, ...), disklab's defaults for the rest (a suite's:
+    direct I/O, the best engine, 5 s time based), and a note of the defaults taken for what the options leave out."""
+    values = test_values(options, "the command line", fio_defaults=False, spell=lambda key: f"--{key}")
+    name = " ".join(f"{key}={value}" for key, value in options.items())
+    notes = [] if "rw" in options else ["no --rw given: random reads (disklab's default; fio's is sequential reads)"]
+    if "bs" not in options:
+        notes.append("no --bs given: 4 KiB blocks (fio's default too)")
+    return "\n".join(suite_toml("adhoc", f"fio options {name}", [(name, values)])) + "\n", notes
+
+
+def suite_toml(name: str, description: str, groups: list[tuple[str, dict]]) -> list[str]:
+    """A suite's TOML lines: one [[group]] of fixed values per (name, parameters)."""
+    out = [f"name = {json.dumps(name)}", f"description = {json.dumps(description)}"]
+    for group, values in groups:
+        out += ["", "[[group]]", f"name = {json.dumps(group)}", *(f"{k} = {_toml(v)}" for k, v in values.items())]
+    return out
+
+
+def _printable(line: str) -> str:
+    """A TOML comment holds no control characters."""
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)  # a whole number, a float or a string: each TOML spells alike
