@@ -43,7 +43,7 @@ class Recorder:
     def __init__(self):
         self.events = []
 
-    def test_started(self, seq, test, stage=""):
+    def test_started(self, seq, test, stage="", steps=None):
         self.events.append(("start", seq))
         self.stages = [*getattr(self, "stages", []), stage]
 

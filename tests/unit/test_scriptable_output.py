@@ -14,14 +14,15 @@ from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from disklab.cli.main import cli
-from disklab.cli.run import estimate_line
+from disklab.cli.estimate import estimate_line
 from disklab.plan.build import build_plan
+from disklab.plan.estimate import RUN_START_S, STEP_START_S
 from disklab.report.runs import duration, ran_tests, run_cells, counted_tests
 from disklab.run.prepare import schedule_for
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.suite.loader import did_you_mean, load_suite
-from disklab.units import parse_percent
+from disklab.units import format_duration, parse_percent
 from tests.conftest import FIO_FIXTURES
 
 SMART = FIO_FIXTURES.parent / "smart"
@@ -210,15 +211,17 @@ def test_parse_percent_takes_only_a_number_with_its_percent_sign(text):
 def test_precision_dry_run_shows_the_time_budget_beside_the_least_it_takes():
     plan = build_plan(load_suite("quick"))
     one_pass = plan.estimated_seconds()
+    assert one_pass == pytest.approx(8 * (5 + 1 + STEP_START_S) + RUN_START_S)  # runtime, ramp, fio's start-up
+    three = format_duration(plan.estimate(0, passes=3).seconds)
     line = estimate_line(plan, 0, schedule_for(plan, 1, 2.0))
-    assert line.startswith("estimated duration: at least ") and "every test at least 3 times" in line
-    assert "for at most 8m40s" in line and one_pass == 52  # 10 passes of 52 s
+    assert line.startswith(f"estimated duration: at least {three} ") and "every test at least 3 times" in line
+    assert f"for at most {format_duration(10 * one_pass)}" in line  # 10 passes
     shown = invoke("run", "quick", "--precision", "2%", "--dry-run")
     assert shown.exit_code == 0 and line in shown.stdout
     short = estimate_line(plan, 0, schedule_for(plan, 1, 2.0, 60.0))
-    assert short.startswith("estimated duration: 1m00s, the time budget") and "would take 2m36s" in short
-    assert estimate_line(plan, 0, schedule_for(plan, 3)) == "estimated duration: 2m36s (every test 3 times)"
-    assert estimate_line(plan, 0, schedule_for(plan, 1)) == "estimated duration: 52s"
+    assert short.startswith("estimated duration: 1m00s, the time budget") and f"would take {three}" in short
+    assert estimate_line(plan, 0, schedule_for(plan, 3)) == f"estimated duration: {three} (every test 3 times)"
+    assert estimate_line(plan, 0, schedule_for(plan, 1)) == f"estimated duration: {format_duration(one_pass)}"
 
 
 # --- test counts ---

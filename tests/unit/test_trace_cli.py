@@ -30,7 +30,7 @@ def test_show_as_table_json_and_markdown(tmp_path):
     assert table.exit_code == 0
     assert "70.0 %" in table.stdout and "random" in table.stdout and "unknown: an iolog holds no completions" in table.stdout
     document = json.loads(run("trace", "show", FIO_IOLOG, "--format", "json").stdout)
-    assert document["format"] == "disklab-trace-summary" and document["format_version"] == 1
+    assert document["format"] == "disklab-trace-summary" and document["format_version"] == 2
     assert document["actions"]["read"] == {"ios": 2800, "bytes": 2800 * 4096}
     assert document["verdict"] == "random" and document["queue_depth"] is None
     run("trace", "show", FIO_IOLOG, "-f", "markdown", "-o", tmp_path / "s.md")

@@ -7,7 +7,8 @@ from rich.console import Console
 
 from disklab.fio.parse import JobResult
 from disklab.fio.status import LiveFigures
-from disklab.plan.build import Plan, estimate_test_seconds
+from disklab.plan.build import Plan
+from disklab.plan.estimate import layout_seconds, step_seconds
 from disklab.suite.model import TestSpec
 from disklab.units import format_duration
 
@@ -19,9 +20,9 @@ class RunProgress:
         self.plan = plan
         self.console = console
         self.steps = steps or len(plan.tests)
-        per_step = plan.estimated_seconds() / max(len(plan.tests), 1)
-        self.layout_s = plan.estimated_seconds(layout_bytes) - plan.estimated_seconds()
-        self.total = per_step * (self.steps - done_steps) + self.layout_s
+        self.per_step = sum(step_seconds(t) for t in plan.tests) / max(len(plan.tests), 1)
+        self.layout_s = layout_seconds(layout_bytes)
+        self.total = self.per_step * (self.steps - done_steps) + self.layout_s
         self.first_seq = done_steps  # a resumed run lays its test file out again in its first new step
         self.done_s = 0.0  # estimated seconds of the finished tests
         self.done_actual_s = 0.0  # what they really took
@@ -61,14 +62,17 @@ class RunProgress:
         if self.on_terminal:
             self.bar.stop()
 
-    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
-        self.current_estimate = estimate_test_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
+    def test_started(self, seq: int, test: TestSpec, stage: str = "", steps: int | None = None) -> None:
+        self.current_estimate = step_seconds(test) + (self.layout_s if seq == self.first_seq else 0.0)
         self.test_started_at = time.monotonic()
-        self.steps = max(self.steps, seq + 1)  # adaptive schedules may run more steps than they expected
+        # adaptive schedules learn how many steps they take as they go: the bar counts to what they now expect
+        steps = max(steps or self.steps, seq + 1)
+        self.total += (steps - self.steps) * self.per_step
+        self.steps = steps
         title = f"{test.label} · {stage}" if stage else test.label
         if self.on_terminal:
             self.figures_line = "  starting fio"
-            self.bar.update(self.task, description=title, count=f"{seq + 1}/{self.steps}")
+            self.bar.update(self.task, description=title, count=f"{seq + 1}/{self.steps}", total=self.total)
         else:
             self.console.print(f"[{seq + 1}/{self.steps}] {title} (ETA {format_duration(self.remaining())})",
                                markup=False, highlight=False)
@@ -134,7 +138,7 @@ class QuietProgress:
     def __exit__(self, *exc) -> None:
         pass
 
-    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
+    def test_started(self, seq: int, test: TestSpec, stage: str = "", steps: int | None = None) -> None:
         pass
 
     def tick(self) -> None:

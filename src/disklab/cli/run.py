@@ -11,6 +11,7 @@ import click
 
 from disklab.cli.adhoc import fio_test_options, suite_or_test
 from disklab.cli.common import converter, open_store, stderr_console, stdout_console, write_output
+from disklab.cli.estimate import estimate_line
 from disklab.cli.completion import complete_run, complete_suite
 from disklab.cli.helptext import RESUME_EXAMPLES, RUN_EXAMPLES, ListsSuites
 from disklab.cli.spec import spec_by_model, spec_option
@@ -26,16 +27,14 @@ from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
 from disklab.report.plans import plan_table
 from disklab.report.runs import FORMATS
 from disklab.plan.passes import DEFAULT_PASSES, MIN_PASS_SECONDS, default_passes, in_passes, passes_line
-from disklab.run.precision import DEFAULT_MAX_PASSES, PrecisionSchedule
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
-from disklab.run.schedule import FixedSchedule
 from disklab.run.session import carry_out, finished_steps, resumable, start_run
 from disklab.store.names import run_name
 from disklab.store.repository import Store
 from disklab.suite.model import Suite
 from disklab.targets.target import Target, resolve_target
 from disklab.trace.replay import REPLAY_SUITE
-from disklab.units import format_duration, parse_duration, parse_percent, parse_size
+from disklab.units import parse_duration, parse_percent, parse_size
 
 
 @click.command(cls=ListsSuites, epilog=RUN_EXAMPLES)
@@ -380,21 +379,3 @@ def _print_plan(plan: Plan, target: Target | None, schedule) -> None:
         stdout_console().print(line)
     stdout_console().print(estimate_line(plan, layout, schedule))
 
-
-def estimate_line(plan: Plan, layout: int, schedule) -> str:
-    """The estimate of a dry run; with --repeat every pass counts, with --precision the least and the time budget."""
-    if not isinstance(schedule, (FixedSchedule, PrecisionSchedule)) or not plan.tests:
-        # rounds and searches: the plan's estimate already spans every round the suite allows
-        return f"estimated duration: {format_duration(plan.estimated_seconds(layout))}"
-    passes = schedule.expected_steps() // len(plan.tests)
-    seconds = plan.estimated_seconds(layout) + (passes - 1) * plan.estimated_seconds()
-    if isinstance(schedule, FixedSchedule):
-        return f"estimated duration: {format_duration(seconds)}" + (f" (every test {passes} times)" if passes > 1 else "")
-    budget = format_duration(schedule.max_seconds)
-    if schedule.max_seconds < seconds:
-        return (f"estimated duration: {budget}, the time budget (--max-time), plus the test in flight when it runs "
-                f"out; every test {passes} times would take {format_duration(seconds)}, so some tests get fewer runs")
-    return (f"estimated duration: at least {format_duration(seconds)} (every test at least {passes} times); then "
-            f"tests repeat until their 95 % interval is within {schedule.target_percent:g} %, for at most {budget} "
-            f"in all (the time budget: --max-time, by default {DEFAULT_MAX_PASSES} times one pass) plus the test in "
-            "flight when it runs out")

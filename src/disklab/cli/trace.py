@@ -97,6 +97,10 @@ def _summary(path: Path, output: str | None) -> TraceSummary:
     return summarize(read_trace(path), read_meta(path))
 
 
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.3f} s" if seconds < 60 else format_duration(seconds)
+
+
 def _percent(share: float | None) -> str:
     return "-" if share is None else f"{share * 100:.1f} %"
 
@@ -109,8 +113,9 @@ def _sections(name: str, s: TraceSummary) -> list[tuple[str, list[tuple[str, ...
                 ("device size", format_size(meta.device_bytes) if meta.device_bytes else "-"),
                 ("captured", meta.captured_at or "-"), ("kernel", meta.kernel or "-"),
                 ("lost events", f"{meta.lost_events:,}"),
-                ("duration", f"{s.duration_s:.3f} s" if s.duration_s < 60 else format_duration(s.duration_s)),
-                ("mean rate", f"{s.mean_iops:,.1f} IOPS" if s.mean_iops else "-"),
+                ("I/O span (first to last I/O)", f"{_seconds(s.io_span_s)} (from {_seconds(s.first_io_s)})"),
+                ("capture window", _seconds(s.duration_s)),
+                ("mean rate (over the I/O span)", f"{s.mean_iops:,.1f} IOPS" if s.mean_iops else "-"),
                 ("read share (I/Os)", _percent(s.read_share_ios)), ("read share (bytes)", _percent(s.read_share_bytes)),
                 ("sequential (read / write / all)", " / ".join(_percent(s.sequential_share[k])
                                                                for k in ("read", "write", "all"))),

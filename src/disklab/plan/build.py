@@ -6,14 +6,11 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from disklab.errors import UserError
+from disklab.plan.estimate import Estimate, plan_estimate
 from disklab.suite.model import Group, Suite, TestSpec
 from disklab.suite.params import PARAMS
 from disklab.units import format_size, human_size, parse_size
 
-# Time fio needs around each test (start-up, file open, result output), for the ETA.
-PER_TEST_OVERHEAD_S = 0.5
-# Assumed speed for laying out files and for tests that run once over their data, for the ETA only.
-ASSUMED_BYTES_PER_S = 500e6
 # Regions and job slices start on this boundary (direct I/O needs aligned offsets).
 ALIGNMENT = 1024**2
 # fio allocates a buffer for every queued I/O of every job; deeper queues of huge blocks are cut to fit this.
@@ -64,23 +61,14 @@ class Plan:
         sets = {file_set_name(t): t.nrfiles * t.filesize for t in self.tests if t.file_set}
         return sum(sets.values())
 
+    def estimate(self, layout_bytes: int = 0, passes: int = 1) -> Estimate:
+        """How long the run takes as its schedule carries it out (plan/estimate.py): every step a search or rounds
+        may take, every pass."""
+        return plan_estimate(self.suite, self.tests, layout_bytes, passes)
+
     def estimated_seconds(self, layout_bytes: int = 0) -> float:
-        """For suites run in rounds, the longest it may take: every round the suite allows."""
-        seconds = [estimate_test_seconds(t) for t in self.tests]
-        rounds = self.suite.rounds
-        if rounds and seconds:
-            limit = seconds[-1] * rounds.criteria.max_rounds
-            seconds[-1] = min(limit, rounds.time_limit) if rounds.time_limit else limit
-        return sum(seconds) + layout_bytes / ASSUMED_BYTES_PER_S
-
-
-def estimate_test_seconds(test: TestSpec) -> float:
-    if test.time_based or test.size is None:  # a whole device is estimated at its runtime cap
-        measured = test.runtime
-    else:
-        seconds_at_rate = test.size / test.frame_bytes / test.fps if test.frame_size else test.size / ASSUMED_BYTES_PER_S
-        measured = min(test.runtime, seconds_at_rate) if test.runtime else seconds_at_rate
-    return test.pause + test.ramp + measured + PER_TEST_OVERHEAD_S
+        """One pass; for suites run in rounds, the longest it may take: every round the suite allows."""
+        return self.estimate(layout_bytes).seconds
 
 
 def file_set_name(test: TestSpec) -> str:

@@ -13,7 +13,8 @@ from disklab.plan.jobfile import log_avg_msec, render_jobfile
 from disklab.fio.logs import parse_logs
 from disklab.fio.parse import JobResult, parse_fio_output
 from disklab.fio.status import LiveFigures, status_interval_s
-from disklab.plan.build import Plan, estimate_test_seconds
+from disklab.plan.build import Plan
+from disklab.plan.estimate import step_seconds
 from disklab.run.saturate import SaturateSchedule
 from disklab.run.schedule import Finished, Schedule, Step
 from disklab.run.steady import SteadySchedule
@@ -28,8 +29,9 @@ class ProgressListener(Protocol):
     # pipe gets the measurement without that extra work).
     wants_live: bool
 
-    def test_started(self, seq: int, test: TestSpec, stage: str = "") -> None:
-        """`stage`: where the step stands in its schedule ("steady-state round 3 of at most 25"), or ""."""
+    def test_started(self, seq: int, test: TestSpec, stage: str = "", steps: int | None = None) -> None:
+        """`stage`: where the step stands in its schedule ("steady-state round 3 of at most 25"), or ""; `steps`: how
+        many the schedule now expects in all (a search knows once it ends)."""
 
     def tick(self) -> None: ...
 
@@ -68,8 +70,9 @@ def execute_schedule(
         seq = len(done)
         test = step.test
         stage = stage_of(schedule, step, seq)
+        steps = schedule.expected_steps(done)
         if run_elsewhere is not None:
-            progress.test_started(seq, test, stage)
+            progress.test_started(seq, test, stage, steps)
             job = run_elsewhere(execution, step, store, progress.tick)
             done.append(Finished(step, job))
             progress.test_finished(seq, test, job)
@@ -77,12 +80,12 @@ def execute_schedule(
         jobfile = render_jobfile(test, execution.test_path, execution.file_set_dir, execution.plan.suite.name)
         if test.file_set:
             Path(execution.file_set_dir).mkdir(exist_ok=True)
-        progress.test_started(seq, test, stage)
+        progress.test_started(seq, test, stage, steps)
         started_at = now_iso()
         on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
         before, laid_out = snapshot(devices), file_bytes(execution.test_path)
         fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status,
-                               status_interval_s=status_interval_s(estimate_test_seconds(test)))
+                               status_interval_s=status_interval_s(step_seconds(test)))
         after, laid_out = snapshot(devices), file_bytes(execution.test_path) - laid_out
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()

@@ -93,7 +93,7 @@ class PrecisionSchedule:
         index = min(open_tests, key=lambda i: (len(runs[i]), i))
         return Step(index, len(runs[index]) + 1, self.tests[index])
 
-    def expected_steps(self) -> int:
+    def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
         """The least it can be: every test `min_runs` times."""
         return len(self.tests) * self.min_runs
 

@@ -10,6 +10,7 @@ from disklab.analysis.saturation import (
     Level, Probe, best_under, knee, level_rate_per_job, next_probe, peak, probe_of,
 )
 from disklab.plan.build import Plan
+from disklab.plan.estimate import search_steps
 from disklab.run.schedule import Finished, Step
 from disklab.suite.model import TestSpec
 from disklab.suite.settings import SaturationSettings
@@ -25,9 +26,13 @@ class SaturateSchedule:
     def next_step(self, finished: Sequence[Finished]) -> Step | None:
         return self._replay(finished)[2]
 
-    def expected_steps(self) -> int:
-        depth_steps = self.settings.max_iodepth.bit_length()
-        return min(depth_steps, 10) + 2 + len(self.settings.levels)
+    def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
+        """The steps a search typically takes (plan/estimate.py) until it ends; then exactly the steps it took and
+        its load levels."""
+        probes = self._replay(finished)[0]
+        if next_probe(probes, self.settings) is None:
+            return len(probes) + len(self.settings.levels)
+        return max(search_steps(self.settings)[1], len(probes) + 1 + len(self.settings.levels))
 
     def _replay(self, finished: Sequence[Finished]) -> tuple[list[Probe], list[Level], Step | None]:
         """Walk the stored steps in order: search probes first, then load levels; the first missing one is next."""

@@ -30,8 +30,9 @@ class Schedule(Protocol):
     def next_step(self, finished: Sequence[Finished]) -> Step | None:
         """The step to run now, or None when the schedule is done."""
 
-    def expected_steps(self) -> int:
-        """How many steps the schedule expects to run in all (for progress; adaptive ones may run fewer or more)."""
+    def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
+        """How many steps the schedule expects to run in all, knowing the steps finished so far (for progress:
+        adaptive ones may run fewer or more than they expected at first)."""
 
 
 class FixedSchedule:
@@ -44,5 +45,5 @@ class FixedSchedule:
         done = {(f.step.plan_index, f.step.attempt) for f in finished}
         return next((s for s in self.steps if (s.plan_index, s.attempt) not in done), None)
 
-    def expected_steps(self) -> int:
+    def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
         return len(self.steps)

@@ -52,7 +52,7 @@ class SteadySchedule:
             return None
         return Step(self.workload, len(progress.values) + 1, self.workload_test)
 
-    def expected_steps(self) -> int:
+    def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
         return len(self.preconditioning) + self.settings.criteria.max_rounds
 
     def progress(self, finished: Sequence[Finished]) -> RoundsProgress:

@@ -19,8 +19,9 @@ CHUNK_BYTES = 1024**2
 MAX_BITMAP_BYTES = 16 * 1024**2  # 128 Mi chunks: distinct MiB counted up to 128 TiB of offsets
 MAX_RATE_BUCKETS = 4096  # rate-over-time buckets kept while reading; their width doubles when more are needed
 SHOWN_RATE_ROWS = 20
-# Bump when the JSON document changes shape. 1: first version.
-SUMMARY_FORMAT_VERSION = 1
+# Bump when the JSON document changes shape. 1: first version. 2: io_span_s and first_io_s added; mean_iops over the
+# I/O span (first to last I/O), no longer over the capture window (duration_s, unchanged).
+SUMMARY_FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,11 @@ class TraceSummary:
     queue_depth: Percentiles | None  # from meta.queue_depths; None: unknown
     footprint_bytes: int  # highest offset + length touched, of any file
     distinct_mib: int | None  # 1 MiB chunks touched; None: beyond the bitmap's cap
-    duration_s: float
+    duration_s: float  # the capture window: tracing on to off (or to the last I/O, if later)
     rate: tuple[RateRow, ...]
     out_of_order: int  # records whose time went backwards (counted with a gap of 0)
+    first_io_s: float = 0.0  # when the first read or write was issued, from the start of the window
+    io_span_s: float = 0.0  # first to last read or write: how long the workload ran, however long tracing went on
 
     @property
     def data_ios(self) -> int:
@@ -78,7 +81,8 @@ class TraceSummary:
 
     @property
     def mean_iops(self) -> float | None:
-        return self.data_ios / self.duration_s if self.duration_s > 0 else None
+        """Over the I/O span: a capture window twice as long as the workload would halve it."""
+        return self.data_ios / self.io_span_s if self.io_span_s > 0 else None
 
     @property
     def verdict(self) -> str | None:
@@ -98,6 +102,7 @@ class _Accumulator:
         self.gap_sum = 0
         self.gap_max = 0
         self.last_time: int | None = None
+        self.first_time: int | None = None
         self.out_of_order = 0
         self.footprint = 0
         self.bitmaps: dict[str, bytearray] = {}
@@ -133,6 +138,7 @@ class _Accumulator:
         self.buckets[bound] = self.buckets.get(bound, 0) + 1
 
     def _gap(self, time_us: int) -> None:
+        self.first_time = time_us if self.first_time is None else min(self.first_time, time_us)
         if self.last_time is not None:
             gap = time_us - self.last_time
             if gap < 0:
@@ -202,6 +208,7 @@ def summarize(records: Iterable[TraceRecord], meta: TraceMeta) -> TraceSummary:
         footprint_bytes=acc.footprint,
         distinct_mib=None if acc.bitmap_overflow else sum(int.from_bytes(m).bit_count() for m in acc.bitmaps.values()),
         duration_s=duration_s, rate=_rate_rows(acc, last_us, duration_s), out_of_order=acc.out_of_order,
+        first_io_s=(acc.first_time or 0) / 1e6, io_span_s=(last_us - (acc.first_time or 0)) / 1e6,
     )
 
 
@@ -281,7 +288,8 @@ def summary_document(summary: TraceSummary) -> dict:
         "interarrival_us": asdict(summary.gaps_us) if summary.gaps_us else None,
         "queue_depth": asdict(summary.queue_depth) if summary.queue_depth else None,
         "footprint_bytes": summary.footprint_bytes, "distinct_mib": summary.distinct_mib,
-        "duration_s": summary.duration_s, "mean_iops": summary.mean_iops,
+        "duration_s": summary.duration_s, "first_io_s": summary.first_io_s, "io_span_s": summary.io_span_s,
+        "mean_iops": summary.mean_iops,
         "rate": [{"start_s": r.start_s, "seconds": r.seconds, "ios": r.ios, "bytes": r.bytes, "iops": r.iops,
                   "mb_per_s": r.mb_per_s} for r in summary.rate],
         "out_of_order": summary.out_of_order,

@@ -1,8 +1,9 @@
 """A synthetic suite that approximates a trace with the suite format's own keys, for disks the trace cannot replay on.
 
 What it keeps: the read share, the request sizes, random or sequential, the queue depth, the footprint, the mean
-rate and the duration. What it cannot keep is said in the file's header: bursts and idle periods (fio issues at an
-even rate), locality (hot regions, the order of offsets), and the mix of several files.
+rate and the duration (both over the I/O span, first to last I/O: a capture window is longer than the workload). What
+it cannot keep is said in the file's header: bursts and idle periods (fio issues at an even rate), locality (hot
+regions, the order of offsets), and the mix of several files.
 """
 
 from disklab.errors import UserError
@@ -19,7 +20,8 @@ def synthesize_suite(summary: TraceSummary, name: str, trace_name: str) -> str:
     if not summary.data_ios:
         raise UserError(f"{trace_name} has no reads or writes: there is no workload to approximate")
     notes = [f"Approximates the trace {trace_name} ({summary.data_ios:,} reads and writes over "
-             f"{summary.duration_s:.3f} s) with fio's synthetic parameters."]
+             f"{summary.io_span_s:.3f} s, first to last, in a capture window of {summary.duration_s:.3f} s) with "
+             "fio's synthetic parameters."]
     group = {"name": "trace", "label": "trace approximation"}
     group["pattern"] = summary.verdict
     notes.append(f"pattern: {_percent(summary.sequential_share['all'])} of I/Os started where the previous one of "
@@ -52,14 +54,16 @@ def synthesize_suite(summary: TraceSummary, name: str, trace_name: str) -> str:
     rate = summary.mean_iops
     if rate and mix is None:
         group["rate_iops"] = max(1, round(rate))
-        notes.append(f"rate_iops: the trace's MEAN rate ({rate:,.1f} IOPS); its peaks are not reproduced.")
+        notes.append(f"rate_iops: the trace's MEAN rate over its I/O span ({rate:,.1f} IOPS); its peaks are not "
+                     "reproduced.")
     elif rate:
         notes.append(f"rate_iops: left out, so this runs unthrottled. The trace's mean was {rate:,.1f} IOPS, but fio "
                      "caps reads and writes each at one rate_iops, which breaks the read share (70/30 ran 50/50).")
-    runtime_ms = max(1000, round(summary.duration_s * 1000))
+    runtime_ms = max(1000, round(summary.io_span_s * 1000))
     group["runtime"] = f"{runtime_ms}ms" if runtime_ms % 1000 else f"{runtime_ms // 1000}s"
     group["time_based"] = True
-    notes.append("runtime: the trace's duration" + (" (at least 1 s)." if summary.duration_s < 1 else "."))
+    notes.append("runtime: the trace's I/O span, first to last I/O, not its capture window"
+                 + (" (at least 1 s)." if summary.io_span_s < 1 else "."))
     notes.append("Left out: bursts and idle periods (fio issues evenly), locality (hot regions, the order of "
                  "offsets), dependencies between I/Os, syncs and trims, and which of several files an I/O went to.")
     text = _toml(name, f"synthetic approximation of the trace {trace_name}", notes, group)

@@ -87,7 +87,7 @@ def x_axis(spec: ChartSpec, values: list[float], categories: int) -> Axis:
         scaled = [math.log(v, base) for v in [*values, *(x for x, _ in ticks)]] or [0.0]
         low, high = min(scaled), max(scaled)
         if not ticks:
-            ticks = tuple((base ** k, number(base ** k)) for k in range(math.floor(low), math.ceil(high) + 1))
+            ticks = tuple((power, number(power)) for power in _powers(base, math.floor(low), math.ceil(high)))
         margin = (high - low) * 0.05 or 0.5
         return Axis(low - margin, high + margin, ticks, log=base)
     if not ticks:  # a time series in seconds: from the start, in whole, round numbers
@@ -112,6 +112,17 @@ def nice_ticks(low: float, high: float, count: int, whole: bool = False) -> list
     first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
     decimals = max(0, -math.floor(math.log10(step)))
     return [round(n * step, decimals) + 0.0 for n in range(first, last + 1)]  # + 0.0: never a "-0"
+
+
+def _powers(base: int, first: int, last: int) -> list[float]:
+    """base^first .. base^last as floats, up to the largest a float holds (figures near its limit: a fuzz case)."""
+    found = []
+    for k in range(first, last + 1):
+        try:
+            found.append(float(base) ** k)
+        except OverflowError:
+            break
+    return found
 
 
 def text_width(text: str, size: float = _FONT) -> float:
