@@ -54,7 +54,7 @@ def test_unknown_suite(disklab: Disklab, tmp_path: Path) -> None:
     [
         ('bs = "huge"', "bs"),
         ("iodepth = 0", "iodepth"),
-        ("blocksize = 4096", "blocksize"),
+        ("block_size = 4096", "block_size"),  # blocksize is fio's word, accepted: a misspelling of it is not
         ('direction = ["read", "sideways"]', "direction"),
     ],
 )
