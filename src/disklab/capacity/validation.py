@@ -174,8 +174,7 @@ def _evidence(cases: Sequence[Case], studies: Sequence[HeldOutStudy]) -> list[Ev
 def _study_check(study: str, kind: str, evidence: list[Evidence]) -> StudyCheck:
     own = [e for e in evidence if e.kind == kind and e.study == study]
     others = [e for e in evidence if e.kind == kind and e.study != study]
-    in_sample = build_band(kind, [e for e in evidence if e.kind == kind])
-    cross = build_band(kind, others)
+    in_sample, cross = build_band(kind, [e for e in evidence if e.kind == kind]), build_band(kind, others)
     errors = [abs(1 / e.ratio - 1) * 100 for e in own]
 
     def inside(band: Band) -> int | None:
@@ -265,9 +264,11 @@ def shipped_validation() -> Validation:
     return validate(shipped_catalogue())
 
 
-def shipped_evidence(kind: str) -> list[Evidence]:
+@functools.cache
+def shipped_evidence(kind: str) -> tuple[Evidence, ...]:
+    """One drive kind's evidence, gathered once: band_of asks for it for every figure it bands."""
     v = shipped_validation()
-    return [e for e in _evidence(v.cases, v.held_out) if e.kind == kind]
+    return tuple(e for e in _evidence(v.cases, v.held_out) if e.kind == kind)
 
 
 def band_for(array: PlannedArray, test: TestSpec | None = None) -> Band:
