@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from disklab.report.html.charts import ChartSpec, Reference, SeriesSpec
 from disklab.report.html.method_charts import method_charts
@@ -58,12 +58,17 @@ def test_the_axes_reach_a_marked_value_beyond_the_figures_and_one_that_cannot_be
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from("xy"), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20)),
                 max_size=4), st.booleans())
+@example([("y", 1.7e308, "a")], True).via("a log axis up to a float's limit overflowed its ticks")
+@example([("x", 1e308, "a"), ("x", -1e308, "b")], False).via("the span between them overflowed to inf")
+@example([("y", 5e-324, "a")], True).via("the log of the smallest float's decade is 0")
 def test_any_marked_values_draw_a_chart_that_parses_with_each_placeable_one_on_it(marks, log):
     spec = ChartSpec(id="c", kind="line", title="t", caption="c", x_label="x", y_label="y", y_log=log, x_log2=log,
                      series=(SeriesSpec("s", ((1.0, 10.0), (4.0, 20.0))),),
                      references=tuple(Reference(axis, at, label) for axis, at, label in marks))
     drawn = references(parse(spec), "c")
-    placed = [(axis, at) for axis, at, _ in marks if math.isfinite(at) and (at > 0 or not log)]
+    # Drawn: a finite value within 1e300 of zero (past any figure a disk gives), on a log axis also above 1e-300.
+    placed = [(axis, at) for axis, at, _ in marks
+              if math.isfinite(at) and abs(at) <= 1e300 and (at >= 1e-300 or not log)]
     assert [(axis, at) for axis, at, _, _ in drawn.values()] == placed
 
 

@@ -11,6 +11,7 @@ from disklab.report.html.charts import ChartSpec
 
 _FONT = 11
 _EM = 0.62  # average glyph width in ems of a wide sans-serif (DejaVu Sans): text widths are estimated, not measured
+LIMIT = 1e300  # past any figure a disk gives: an axis reaching a float's limit (1.8e308) overflows its ticks
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,11 @@ def x_axis(spec: ChartSpec, values: list[float], categories: int) -> Axis:
     low, high = min(every), max(every)
     margin = (high - low) * 0.05 or 0.5
     return Axis(low - margin, high + margin, ticks)
+
+
+def placeable(value: float, log: bool) -> bool:
+    """Whether an axis can show a value: finite, within LIMIT, and on a log axis within 1/LIMIT..LIMIT."""
+    return math.isfinite(value) and abs(value) <= LIMIT and (value >= 1 / LIMIT or not log)
 
 
 def nice_ticks(low: float, high: float, count: int, whole: bool = False) -> list[float]:

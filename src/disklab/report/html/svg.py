@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 
 from disklab.analysis.stats import Summary
-from disklab.report.html.axes import Axis, Plot, number, text_width, x_axis, y_axis
+from disklab.report.html.axes import Axis, Plot, number, placeable, text_width, x_axis, y_axis
 from disklab.report.html.charts import ChartSpec, Reference
 from disklab.report.terminal import terminal_text
 
@@ -106,8 +106,7 @@ def _drawable(spec: ChartSpec, series) -> list[Point]:
     """The points that have a place on the chart; the index keeps bar ids stable."""
     spreads = series.spreads or (None,) * len(series.points)
     return [(j, float(x), float(y), _interval(spread)) for j, ((x, y), spread) in enumerate(zip(series.points, spreads))
-            if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
-            and (x > 0 or not (spec.x_log2 or spec.x_log10))]
+            if x is not None and y is not None and placeable(x, spec.x_log2 or spec.x_log10) and placeable(y, False)]
 
 
 def _marked(spec: ChartSpec, axis: str) -> list[float]:
@@ -116,8 +115,8 @@ def _marked(spec: ChartSpec, axis: str) -> list[float]:
 
 
 def _placed(spec: ChartSpec, ref: Reference) -> bool:
-    """As _drawable's points: a finite value, and above zero on a log axis."""
-    return math.isfinite(ref.value) and (ref.value > 0 or not (spec.x_log2 if ref.axis == "x" else spec.y_log))
+    """As _drawable's points: a value the axis can show (axes.placeable)."""
+    return placeable(ref.value, spec.x_log2 if ref.axis == "x" else spec.y_log)
 
 
 def _references(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis) -> list[str]:
