@@ -115,6 +115,23 @@ def test_capture_of_fio_randrw_at_qd8(disklab: Disklab, attach_loop: Callable[..
     assert abs(group["rwmixread"] - 70) <= 5
 
 
+def test_every_io_of_fio_is_in_the_trace(disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
+    """The raw pages of every CPU, decoded after the capture: not one I/O more or less than fio's, none lost."""
+    device, output = attach_loop(), tmp_path / "every.trace"
+    capture = start_capture(disklab, device, output)
+    job = subprocess.run(
+        fio(device, "--rw=randrw", "--rwmixread=60", "--bs=4k", "--iodepth=32", "--rate_iops=3000,2000",
+            "--runtime=2", "--time_based", "--output-format=json"), capture_output=True, text=True, check=True,
+    )
+    returncode, stderr = stop(capture)
+    assert returncode == 0, stderr
+    totals = json.loads(job.stdout)["jobs"][0]
+    actions = Counter(record.action for record in read_trace(output))
+    assert actions == {"read": totals["read"]["total_ios"], "write": totals["write"]["total_ios"]}
+    assert read_meta(output).lost_events == 0
+    assert not list(Path(tempfile.gettempdir()).glob(f"disklab-capture-{capture.pid}-*"))  # the spool is gone
+
+
 def test_pid_keeps_only_that_process(disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path,
                                     children: Children) -> None:
     device, output = attach_loop(), tmp_path / "pid.trace"

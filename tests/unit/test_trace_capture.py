@@ -16,7 +16,8 @@ from disklab.cli.main import cli
 from disklab.trace.blktrace import _refusal, exited_at_once
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, seconds_to_ns
 from disklab.trace.capture import RecordBuilder, TracedDevice, process_tree
-from disklab.trace.tracefs import lost_in_stats, parse_tracefs_lines
+from disklab.trace.tracefs import lost_in_stats
+from tests.tracefs_text import parse_tracefs_lines
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "trace"
 LOOP0 = TracedDevice("/dev/loop0", (7, 0), 0, 131072)  # the 64 MiB loop device of the fixtures

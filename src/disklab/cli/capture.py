@@ -58,7 +58,7 @@ def capture_command(device, output, duration, pid, method, buffer_kb):
     live = console.is_terminal
 
     def progress(events: int, elapsed_s: float) -> None:
-        click.echo(f"\rcapturing {device}: {events:,} requests, {format_duration(elapsed_s)} of "
+        click.echo(f"\rcapturing {device}: {events:,} events, {format_duration(elapsed_s)} of "
                    f"{format_duration(duration)} (Ctrl-C ends early)\x1b[K", nl=False, err=True)
 
     request = CaptureRequest(device, output, duration, method, pid, buffer_kb)

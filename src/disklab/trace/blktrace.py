@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import IO
 
 from disklab.fio.executor import die_with_parent
@@ -42,6 +43,12 @@ def parse_blkparse_lines(lines: IO[str]) -> Iterator[BlockEvent]:
             _KINDS[match["action"]], seconds_to_ns(match["time"]), (int(match["major"]), int(match["minor"])),
             int(match["sector"]), int(match["sectors"]), int(match["bytes"]), match["rwbs"], int(match["pid"]),
         )
+
+
+def blkparse_spool_events(spool: Path) -> Iterator[BlockEvent]:
+    """The events of a spool file of blkparse's lines."""
+    with spool.open(encoding="utf-8", errors="replace") as lines:
+        yield from parse_blkparse_lines(lines)
 
 
 def capture_blktrace(device: str, duration_s: float, on_progress: Progress | None) -> Spooled:

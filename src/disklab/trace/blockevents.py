@@ -1,5 +1,5 @@
-"""The kernel's block request events as both capture methods deliver them, and the copy of a live event stream
-into a spool file that both use."""
+"""The kernel's block request events as both capture methods deliver them, the copy of a live event stream (blkparse's
+output) into a spool file, and the spools' names."""
 
 import errno
 import os
@@ -39,23 +39,23 @@ class BlockEvent:
 
 @dataclass(frozen=True)
 class Spooled:
-    """What a capture method left: the raw event text (the caller removes the file) and what the tracer said."""
+    """What a capture method left: the raw events (the caller removes the file or folder) and what the tracer said."""
 
-    spool: Path
+    spool: Path  # blkparse's text (a file), or tracefs's raw pages and their formats (a folder)
     lost_events: int  # as the tracer counted them (its buffers' overruns, blktrace's dropped events)
     interrupted: bool  # Ctrl-C ended it
     duration_s: float  # from tracing on to tracing off
 
 
 def seconds_to_ns(text: str) -> int:
-    """'23496.605739' (tracefs: microseconds) or '0.000065423' (blkparse: nanoseconds) as whole nanoseconds,
+    """'23496.605739' (tracefs's text: microseconds) or '0.000065423' (blkparse: nanoseconds) as whole nanoseconds,
     exactly: the fraction's digit count says its unit."""
     whole, _, fraction = text.partition(".")
     return int(whole) * 1_000_000_000 + int((fraction + "000000000")[:9])
 
 
 def new_spool() -> Path:
-    """A temporary file for the raw event text, named by our PID (system/leftovers.py); the caller removes it."""
+    """A temporary file for blkparse's event text, named by our PID (system/leftovers.py); the caller removes it."""
     fd, name = tempfile.mkstemp(prefix=owned_prefix(SPOOL_PREFIX), suffix=".txt")
     os.close(fd)
     return Path(name)
@@ -71,7 +71,7 @@ def pump(fd: int, spool: BinaryIO, deadline: float, marker: bytes, on_progress: 
         while time.monotonic() < deadline and not stop():
             readable, _, _ = select.select([fd], [], [], max(0.0, min(0.25, deadline - time.monotonic())))
             if readable:
-                chunk = _read(fd)
+                chunk = read_nonblocking(fd)
                 if chunk is None:
                     break
                 spool.write(chunk)
@@ -84,23 +84,23 @@ def pump(fd: int, spool: BinaryIO, deadline: float, marker: bytes, on_progress: 
     return False
 
 
-def drain(fd: int, spool: BinaryIO, until_eof_s: float = 0.0) -> None:
-    """What is left in a non-blocking `fd` once tracing stopped: until it is empty (tracefs), or until its writer
-    closes it, at most `until_eof_s` (a pipe from a program that is finishing)."""
+def drain(fd: int, spool: BinaryIO, until_eof_s: float) -> None:
+    """What is left in a non-blocking `fd` once tracing stopped: until it is empty, or until its writer closes it, at
+    most `until_eof_s` (a pipe from a program that is finishing)."""
     deadline = time.monotonic() + until_eof_s
     while True:
         if until_eof_s:
             select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        chunk = _read(fd)
+        chunk = read_nonblocking(fd)
         if chunk is None or (not chunk and (not until_eof_s or time.monotonic() >= deadline)):
             return
         spool.write(chunk)
 
 
-def _read(fd: int) -> bytes | None:
+def read_nonblocking(fd: int, size: int = 1 << 16) -> bytes | None:
     """b'' when nothing is there yet, None at end of file."""
     try:
-        chunk = os.read(fd, 1 << 16)
+        chunk = os.read(fd, size)
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
             return b""

@@ -2,9 +2,9 @@
 and its TRACE.json).
 
 Two ways to trace: Debian's blktrace (its relay files under debugfs), and the block tracepoints through a private
-tracefs instance where blktrace is refused. Either way the kernel's events are spooled to a temporary file while
-tracing and turned into records afterwards, as a stream: issued requests become records, completions give the
-queue depth at each issue.
+tracefs instance where blktrace is refused, copied in their binary form (tracefs.py, rawevents.py). Either way the
+kernel's events are spooled to a temporary file or folder while tracing and turned into records afterwards, as a
+stream: issued requests become records, completions give the queue depth at each issue.
 """
 
 import datetime
@@ -17,15 +17,16 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.system.host import host_identity, process_alive
-from disklab.system.leftovers import remove_leftovers
+from disklab.system.leftovers import remove_entry, remove_leftovers
 from disklab.system.outputs import checked_output
 from disklab.system.signals import interrupt_on_termination
 from disklab.targets.blockdev import SECTOR_BYTES, probe_block_device
 from disklab.trace.blockevents import COMPLETE, FORK, ISSUE, LOST, REQUEUE, BlockEvent, Progress
-from disklab.trace.blktrace import BlktraceUnavailable, capture_blktrace, parse_blkparse_lines
+from disklab.trace.blktrace import BlktraceUnavailable, blkparse_spool_events, capture_blktrace
 from disklab.trace.leftovers import capture_leftovers
 from disklab.trace.iolog import TraceMeta, TraceRecord, meta_path, write_meta, write_trace
-from disklab.trace.tracefs import capture_tracefs, parse_tracefs_lines
+from disklab.trace.rawevents import read_spool
+from disklab.trace.tracefs import capture_tracefs
 
 METHODS = ("auto", "blktrace", "tracefs")
 DEFAULT_DURATION_S = 10.0
@@ -199,15 +200,14 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
 
     captured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     with interrupt_on_termination():  # a kill ends the capture as Ctrl-C does: trace written, instance removed
-        method, done, parse, check_dev = _trace(request, device, say, on_progress, tracing_started)
-    duration_s, spool = round(done.duration_s, 3), done.spool
+        method, done, events_of, check_dev = _trace(request, device, say, on_progress, tracing_started)
+    duration_s = round(done.duration_s, 3)
     builder = RecordBuilder(device, check_dev, pids)
     actions = Counter()
-    try:
-        with spool.open(encoding="utf-8", errors="replace") as lines:  # written whole: no half trace under its name
-            write_trace(request.output, _counted(builder.records(parse(lines)), actions), [device.path])
+    try:  # written whole: no half trace under its name
+        write_trace(request.output, _counted(builder.records(events_of(done.spool)), actions), [device.path])
     finally:
-        spool.unlink(missing_ok=True)
+        remove_entry(done.spool)
     lost = max(done.lost_events, builder.lost_events)  # the same events, counted by the buffer and in the stream
     if done.interrupted:
         notes.append(f"ended early (Ctrl-C or a termination signal) after {duration_s:.1f} s: the trace holds what was captured until then")
@@ -227,13 +227,13 @@ def capture(request: CaptureRequest, notify: Callable[[str], None],
 
 def _trace(request: CaptureRequest, device: TracedDevice, say: Callable[[str], None], on_progress: Progress | None,
            tracing_started: Callable[[], None]):
-    """Trace with blktrace where asked and it works, else tracefs; (method, what it spooled, the spool's parser,
+    """Trace with blktrace where asked and it works, else tracefs; (method, what it spooled, the spool's reader,
     whether events must be checked for the device)."""
     if request.method in ("auto", "blktrace") and request.pid is None:
         try:
             done = capture_blktrace(device.path, request.duration_s, on_progress)
             say("method: blktrace")
-            return "blktrace", done, parse_blkparse_lines, False
+            return "blktrace", done, blkparse_spool_events, False
         except BlktraceUnavailable as exc:
             if request.method == "blktrace":
                 raise UserError(f"blktrace cannot trace {device.path}: {exc}; use --method tracefs") from None
@@ -244,7 +244,7 @@ def _trace(request: CaptureRequest, device: TracedDevice, say: Callable[[str], N
         say("method: tracefs")
     done = capture_tracefs(device.disk, request.duration_s, request.buffer_kb, request.pid is not None, say,
                            on_progress, tracing_started)
-    return "tracefs", done, parse_tracefs_lines, True
+    return "tracefs", done, read_spool, True
 
 
 def process_tree(pid: int, proc: Path = Path("/proc")) -> set[int]:
