@@ -134,3 +134,16 @@ def test_the_name_is_lspcis_and_a_device_the_database_does_not_know_keeps_its_nu
     assert pci_name("0000:00:07.0") is None
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert pci_name("0000:00:02.0") is None  # no lspci: unknown
+
+
+def test_lspci_is_asked_once_per_slot_however_often_a_run_names_the_controller(tmp_path, monkeypatch):
+    """A run names the controller for its header and again in the environment it records: one lspci each slot."""
+    asked = tmp_path / "asked"
+    lspci = tmp_path / "bin" / "lspci"
+    lspci.parent.mkdir()
+    lspci.write_text(f'#!/bin/sh\necho "$3" >> "{asked}"\necho \'{LSPCI["0000:00:02.0"]}\'\n')
+    lspci.chmod(lspci.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(lspci.parent))
+    names = [pci_name("0000:00:02.0") for _ in range(3)] + [pci_name("0000:00:00.0")]
+    assert names[:3] == ["Red Hat, Inc. Virtio 1.0 block device (Mass storage controller)"] * 3
+    assert asked.read_text().split() == ["0000:00:02.0", "0000:00:00.0"]

@@ -11,7 +11,6 @@ from dataclasses import replace
 import click
 
 from disklab.errors import UserError
-from disklab.suite.fio_jobfile import adhoc_suite_text
 from disklab.suite.loader import load_suite, parse_suite
 from disklab.suite.model import Suite
 
@@ -52,5 +51,7 @@ def suite_or_test(suite: str | None, fio_test: dict[str, str]) -> Suite:
     if not fio_test:
         raise click.UsageError("name a SUITE (a built-in suite, a .toml suite or a .fio job file), or describe one test "
                                "with fio's options, e.g. 'disklab run --rw randread --bs 4k --iodepth 32 --target T'")
+    from disklab.suite.fio_jobfile import adhoc_suite_text  # configparser: only for a test given by fio's options
+
     text, notes = adhoc_suite_text(fio_test)
     return replace(parse_suite(text, source="command line", where="the command line"), notes=tuple(notes))

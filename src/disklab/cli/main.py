@@ -1,5 +1,6 @@
 """The `disklab` command group: options shared by every command, and errors mapped to one line and an exit code."""
 
+import gc
 import importlib
 import os
 import sys
@@ -130,7 +131,13 @@ _COMMANDS = {
 
 
 def main() -> None:
-    cli(prog_name="disklab")
+    try:
+        cli(prog_name="disklab")
+    finally:
+        # Python's exit collects every object of the hundreds of modules a command loaded, only for the process to end
+        # (40-60 ms of a run's overhead here); frozen, they are left to that end. atexit, stdio flushing and closing
+        # what the command opened (the store, fio's folder, the test file) happen as before: they never waited on it.
+        gc.freeze()
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from disklab.env.collect import collect_target
 from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
-from disklab.report.plans import plan_table
 from disklab.report.runs import FORMATS
 from disklab.plan.passes import DEFAULT_PASSES, MIN_PASS_SECONDS, default_passes, in_passes, passes_line
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
@@ -33,7 +32,7 @@ from disklab.store.names import run_name
 from disklab.store.repository import Store
 from disklab.suite.model import Suite
 from disklab.targets.target import Target, resolve_target
-from disklab.trace.replay import REPLAY_SUITE
+from disklab.trace import REPLAY_SUITE
 from disklab.units import parse_duration, parse_percent, parse_size
 
 
@@ -374,6 +373,8 @@ def _print_plan(plan: Plan, target: Target | None, schedule) -> None:
     layout = plan.single_file_bytes() if target and target.disklab_owns_file else 0
     where = f"on {target.test_path} ({target.kind})" if target else "(no target named: regions not fitted)"
     title = f"suite {plan.suite.name}: {len(plan.tests)} tests {where}"
+    from disklab.report.plans import plan_table  # a dry run's table: a run does not pay for it
+
     stdout_console().print(plan_table(plan, title))
     for line in plan_remarks(plan):
         stdout_console().print(line)

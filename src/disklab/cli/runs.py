@@ -11,7 +11,6 @@ from disklab.cli.helptext import examples
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
 from disklab.report.terminal import terminal_text
 from disklab.store.repository import RUN_STATUSES, RunFilter
-from disklab.targets.target import absolute_path
 
 DEFAULT_RUNS_SHOWN = 20
 _AGO = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -66,7 +65,7 @@ def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_
         raise click.UsageError("--all and --limit exclude each other")
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-    targets = tuple(dict.fromkeys((target, str(absolute_path(target))))) if target else ()
+    targets = _as_given_and_absolute(target) if target else ()
     where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name, status=status)
     wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
     with open_store(ctx) as store:
@@ -90,6 +89,13 @@ def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_
         table.add_row(*run_cells(info))
     stdout_console().print(table)
     click.echo(_counted(len(infos), matched, filtered))
+
+
+def _as_given_and_absolute(target: str) -> tuple[str, ...]:
+    """A target as typed and as run stored it; the targets package (sysfs, mounts) loads only for --target."""
+    from disklab.targets.target import absolute_path
+
+    return tuple(dict.fromkeys((target, str(absolute_path(target)))))
 
 
 def _counted(shown: int, matched: int, filtered: bool) -> str:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from disklab.analysis.findings import Spec
 from disklab.env.registry import DEVICE_PREFIX
 from disklab.store.records import RunRecord
 
@@ -26,10 +25,12 @@ def spec_by_model(env: dict, say: Callable[[str], None]) -> dict | None:
     """Without --spec: the ratings of the catalogue's drive file that names the model of a disk under the target
     (`env`: env/collect.py's collect_target; a drive file of the user's own with `model = "..."` checks every run on
     that drive); None: no file names it."""
+    models = [v for k, v in env.items() if k.startswith(DEVICE_PREFIX) and k.endswith(".model") and v]
+    if not models:
+        return None  # no disk names its model (a VM's, a loop device): the catalogue is not even loaded
     from disklab.capacity.catalogue import drive_of_model, load_catalogue
 
-    models = [v for k, v in env.items() if k.startswith(DEVICE_PREFIX) and k.endswith(".model") and v]
-    catalogue = load_catalogue() if models else {}
+    catalogue = load_catalogue()
     for model in models:
         drive = drive_of_model(catalogue, model)
         if drive is not None:
@@ -40,6 +41,8 @@ def spec_by_model(env: dict, say: Callable[[str], None]) -> dict | None:
 
 
 def _spec_of(drive, matched_by: str | None = None) -> dict:
+    from disklab.analysis.findings import Spec  # the analysis package: only when a drive's ratings are looked up
+
     return asdict(Spec(drive.name, drive.seq_read_bytes_per_s / 1e6, drive.seq_write_bytes_per_s / 1e6,
                        drive.rand_read_iops, drive.rand_write_iops, matched_by))
 

@@ -8,6 +8,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import shutil
@@ -87,9 +88,15 @@ def pci_name(slot: str) -> str | None:
     """ "vendor device (class)" as lspci finds them in the PCI ID database; None without lspci or when the
     database does not know the vendor. lspci, not our own reader of pci.ids: it knows where each distribution
     keeps the database (plain or gzipped, or udev's hwdb) and how to read every revision of its format."""
-    if shutil.which("lspci") is None:
-        return None
-    text = run_quietly(["lspci", "-mm", "-s", slot]) or ""
+    lspci = shutil.which("lspci")
+    return None if lspci is None else _lspci_name(lspci, slot)
+
+
+@functools.cache
+def _lspci_name(lspci: str, slot: str) -> str | None:
+    """Asked once per process: a run names the controller for its header and again in the environment it records,
+    and each lspci costs a start and a read of the PCI ID database (tens of ms)."""
+    text = run_quietly([lspci, "-mm", "-s", slot]) or ""
     try:
         fields = shlex.split(text.splitlines()[0])  # slot "class" "vendor" "device" -rNN -pNN "subvendor" ...
     except (IndexError, ValueError):

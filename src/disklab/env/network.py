@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-import socket
 from pathlib import Path
 
 from disklab.env.readers import read_file, run_quietly, to_int
@@ -118,6 +117,8 @@ def _resolve(host: str) -> str | None:
         pass
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]*", host):
         return None  # not a host name: nothing to ask the resolver
+    import socket  # only for a network file system's server: a local run does not load it
+
     try:
         return socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)[0][4][0]
     except (OSError, IndexError, UnicodeError):

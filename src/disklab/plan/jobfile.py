@@ -8,7 +8,6 @@ from disklab.fio.logs import LOG_PREFIX
 from disklab.plan.build import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
 from disklab.system.outputs import write_whole
-from disklab.trace.replay import time_scale_percent
 from disklab.units import fio_size, parse_size
 
 _SYNC_OPTIONS = {"fsync": "fsync=1", "fdatasync": "fdatasync=1", "dsync": "sync=dsync"}
@@ -62,6 +61,8 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
 def _replay_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:
     """A trace's replay: fio's iolog (rewritten for this target, beside the job file when exported) sets every I/O, its
     size and its time; read in chunks so that memory stays bounded."""
+    from disklab.trace.replay import time_scale_percent  # with the trace modules, only for a replay
+
     scale = time_scale_percent(test.speed)
     lines = [
         f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}, trace {test.trace}",

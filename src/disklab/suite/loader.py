@@ -9,17 +9,12 @@ from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.suite.fio_jobfile import jobfile_suite_text
 from disklab.suite.fio_names import read_fio_names
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, PgbenchSettings, pgbench_settings
 from disklab.suite.settings import Configurations, SaturationSettings, SteadyCriteria, parse_latency_ns
 from disklab.system.textfile import parse_toml, read_text_file
-from disklab.targets.condition import parse_conditions
-from disklab.targets.filesystem import parse_fs_specs
-from disklab.targets.overprovision import parse_levels
-from disklab.targets.write_cache import parse_states
 from disklab.units import brief, parse_duration
 
 _TOP_LEVEL = ("name", "description", "mode", "passes", "defaults", "group", "view", "steady", "saturate",
@@ -49,6 +44,8 @@ def load_suite(name_or_path: str) -> Suite:
         return parse_suite(text, source="built-in", where=f"built-in suite {brief(name_or_path)}")
     path = Path(name_or_path)
     if path.suffix == ".fio":
+        from disklab.suite.fio_jobfile import jobfile_suite_text  # configparser: only for a job file
+
         text, notes = jobfile_suite_text(path, read_text_file(path, "fio job file"))
         return replace(parse_suite(text, source=str(path), where=str(path)), notes=tuple(notes))
     if path.suffix == ".toml" or os.path.exists(path):  # os.path's: False, not an error, for a name too long
@@ -166,6 +163,13 @@ def _configurations(data, where: str) -> Configurations:
                         "lists, e.g. "
                         "overprovision = [0, 20, 40, 60]")
     _reject_unknown(data, tuple(_CONFIGURATION_EXAMPLES), where, "configurations")
+    # The targets package (sysfs, mounts, device tools): loaded only for a suite that has configurations, not by every
+    # command that reads a suite (show, report and run of the others).
+    from disklab.targets.condition import parse_conditions
+    from disklab.targets.filesystem import parse_fs_specs
+    from disklab.targets.overprovision import parse_levels
+    from disklab.targets.write_cache import parse_states
+
     values = {}
     for key, given in data.items():
         kinds = (str, int) if key == "overprovision" else str

@@ -17,10 +17,10 @@ from disklab.fio.parse import JobResult
 from disklab.suite.model import Suite, TestSpec
 from disklab.suite.params import PARAMS
 from disklab.system.textfile import open_regular_file
+from disklab.trace import REPLAY_SUITE
 from disklab.trace.iolog import TraceRecord, read_meta, read_trace, write_trace
 from disklab.units import format_size
 
-REPLAY_SUITE = "replay"
 IO_ACTIONS = ("read", "write", "trim")
 # Wrapped offsets are aligned to this, so that direct I/O and the device's pages still line up.
 WRAP_ALIGNMENT = 4096
