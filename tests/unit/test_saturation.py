@@ -1,13 +1,18 @@
-"""The saturation search and load levels, driven by a fake device instead of fio."""
+"""The saturation search's decisions fed with figures (when a setting is measured again, when climbing stops, what the
+peak is), and the schedule with its load levels driven by a fake device instead of fio (real fio:
+tests/integration/test_saturate.py)."""
+
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from disklab.analysis.saturation import (
-    Level, Probe, best_under, knee, level_rate_per_job, next_probe,
-)
+from disklab.analysis.peak_search import PeakSearch
+from disklab.analysis.saturation import Level, Probe, best_under, knee, level_rate_per_job
 from disklab.errors import UserError
 from disklab.fio.parse import DirectionMetrics, JobResult
 from disklab.plan.build import build_plan
+from disklab.plan.estimate import search_steps
 from disklab.run.saturate import SaturateSchedule
 from disklab.run.schedule import Finished
 from disklab.suite.loader import load_suite, parse_suite
@@ -53,35 +58,120 @@ def probe(iodepth, jobs, iops, p99=100_000):
     return Probe(iodepth, jobs, iops, p99 / 3, p99, p99 * 2)
 
 
-def test_queue_depth_doubles_until_two_steps_gain_too_little_then_jobs_double():
-    settings = SaturationSettings()
-    probes = [probe(1, 1, 10_000)]
-    assert next_probe([], settings) == (1, 1)
-    assert next_probe(probes, settings) == (2, 1)
-    probes += [probe(2, 1, 20_000), probe(4, 1, 40_000), probe(8, 1, 80_000), probe(16, 1, 82_000)]
-    assert next_probe(probes, settings) == (32, 1)  # +2.5 % at QD16: one step short of the gain may be noise
-    probes.append(probe(32, 1, 81_000))
-    assert next_probe(probes, settings) == (16, 2)  # two in a row: jobs go up at the peak's depth
-    probes.append(probe(16, 2, 120_000))
-    assert next_probe(probes, settings) == (16, 4)
-    probes.append(probe(16, 4, 121_000))
-    assert next_probe(probes, settings) == (16, 8)
-    probes.append(probe(16, 8, 119_000))
-    assert next_probe(probes, settings) is None
-    assert next_probe(probes[:5], SaturationSettings(patience=1)) == (16, 2)
+def search_of(figures, limits=SaturationSettings()):
+    """A search fed each figure (IOPS, or (IOPS, p99 ns)) as the pass of the setting it wants next."""
+    search = PeakSearch(limits)
+    for figure in figures:
+        iops, p99 = figure if isinstance(figure, tuple) else (figure, 100_000)
+        search.record(probe(*search.wanted, iops, p99))
+    return search
 
 
-def test_exploding_p99_stops_the_depth_search_even_while_iops_grow():
-    settings = SaturationSettings(max_jobs=1)
-    probes = [probe(1, 1, 10_000, 100_000), probe(2, 1, 20_000, 120_000), probe(4, 1, 25_000, 900_000)]
-    assert next_probe(probes, settings) is None
+def wanted_after(figures, limits=SaturationSettings()):
+    return search_of(figures, limits).wanted
+
+
+def test_depth_rises_fourfold_while_iops_keep_pace_then_doubles_and_a_clear_gain_is_not_repeated():
+    assert wanted_after([]) == (1, 1)
+    assert wanted_after([10_000]) == (4, 1)  # QD1 tells little: depth jumps
+    assert wanted_after([10_000, 38_000]) == (16, 1)  # 3.8x for 4x the depth: still scaling
+    assert wanted_after([10_000, 25_000]) == (8, 1)  # 2.5x for 4x: near the top, depth doubles
+    assert wanted_after([10_000, 38_000, 60_000]) == (32, 1)  # +58 %: a clear gain, measured once, climbing goes on
+
+
+def test_a_gain_inside_the_gain_band_is_measured_again_alternately_and_noise_stops_the_climb():
+    # QD16 100k, QD32 103k: a gain, but under 5 % beyond QD16's pass: it might be the peak
+    search = search_of([10_000, 38_000, 100_000, 103_000])
+    assert search.wanted == (16, 1)
+    order = []
+    for iops in (92_000, 101_000, 106_000):  # QD16, QD32, QD16: the third pass makes the ranges overlap
+        order.append(search.wanted)
+        search.record(probe(*search.wanted, iops))
+    assert order == [(16, 1), (32, 1), (16, 1)]
+    # QD16: 100, 92, 106 (mean 99.3k); QD32: 103, 101 (mean 102k): the gain is inside the spread, depth stops and
+    # jobs go up at the higher mean's depth
+    assert search.wanted == (32, 2)
+    assert "QD32 x 1's gain over QD16 x 1 lay inside their spread" in search.reasons[0]
+    search.record(probe(32, 2, 101_500))  # inside QD32's measured 101k-103k: no gain, and not measured again
+    assert search.wanted == (32, 1)  # the winner gets its third pass
+    search.record(probe(32, 1, 96_000))
+    peak = search.peak
+    assert search.wanted is None and (peak.probe.iodepth, peak.probe.jobs) == (32, 1)
+    assert peak.probe.iops == pytest.approx(100_000) and peak.passes == (103_000, 101_000, 96_000)
+    assert peak.as_dict()["iops_min"] == 96_000 and peak.as_dict()["iops_max"] == 103_000
+    assert search.steps == 9
+
+
+def test_a_gain_the_repeats_confirm_goes_on_climbing():
+    search = search_of([10_000, 38_000, 100_000, 104_000, 99_000, 110_000, 101_000, 111_000])
+    # QD16: 100, 99, 101; QD32: 104, 110, 111: means 7 % apart, ranges apart: a real gain
+    assert search.wanted == (64, 1) and not search.reasons
+    search.record(probe(64, 1, 112_000))  # inside QD32's 104k-111k .. +5 %: might be the peak; QD32 has its passes
+    assert search.wanted == (64, 1)  # only QD64 is measured again
+
+
+def test_the_reported_peak_is_the_mean_of_its_passes_not_the_luckiest_one():
+    limits = SaturationSettings(max_jobs=1)
+    # QD16's first pass is lucky (130k, 3.4x QD4: depth jumps to 64); QD64 gains nothing; QD16 gets 3 passes
+    search = search_of([10_000, 38_000, 130_000, 120_000], limits)
+    assert search.wanted == (16, 1) and "QD64 x 1 gave 120,000 IOPS, no gain" in search.reasons[0]
+    search = search_of([10_000, 38_000, 130_000, 120_000, 100_000, 104_000], limits)
+    assert search.wanted is None
+    assert search.peak.probe.iops == pytest.approx(111_333, abs=1) and search.peak.passes == (130_000, 100_000, 104_000)
+
+
+def test_jobs_start_from_the_depth_phase_s_winner_unrepeated_and_a_step_within_the_gain_band_is_repeated():
+    figures = [10_000, 38_000, 100_000, 90_000]  # QD32 no gain: depth stops at QD16, which jobs may still beat
+    assert wanted_after(figures) == (16, 2)
+    assert wanted_after(figures + [109_000]) == (16, 4)  # +9 %: a clear gain, jobs double again; QD16 never repeated
+    assert wanted_after(figures + [103_000]) == (16, 1)  # +3 %: might be the peak: QD16 and QD16 x 2 alternately
+    done = search_of(figures + [103_000, 99_000, 104_000, 101_000, 102_000])
+    # QD16: 100, 99, 101; QD16 x 2: 103, 104, 102: 3 % apart, inside the gain: the higher mean, and the search ends
+    assert done.wanted is None and (done.peak.probe.iodepth, done.peak.probe.jobs) == (16, 2)
+    assert done.peak.passes == (103_000, 104_000, 102_000)
+    assert "jobs: QD16 x 2's gain over QD16 x 1 lay inside their spread" in done.reasons[1]
+    search = search_of(figures + [80_000])  # no gain from jobs: the depth phase's winner gets its 3 passes
+    assert search.wanted == (16, 1)
+    assert search_of(figures + [80_000, 98_000, 97_000]).peak.probe.iops == pytest.approx(98_333.33)
+
+
+def test_exploding_p99_stops_the_depth_search_while_iops_grow_less_than_the_gain():
+    limits = SaturationSettings(max_jobs=1)
+    # QD4 -> QD16: 4x the I/O in flight allows p99 up to 2 x 4 x 120 us = 960 us; a clear gain goes on regardless
+    queued = search_of([(10_000, 100_000), (38_000, 120_000), (39_000, 900_000)], limits)
+    assert queued.pending == [(4, 1), (16, 1), (4, 1), (16, 1)] and not queued.reasons  # might be the peak
+    assert wanted_after([(10_000, 100_000), (38_000, 120_000), (60_000, 1_200_000)], limits) == (32, 1)
+    search = search_of([(10_000, 100_000), (38_000, 120_000), (39_000, 1_200_000)], limits)
+    assert search.pending == [(4, 1), (4, 1)]  # QD16 is out; QD4, the winner, gets its passes
+    assert "p99 at QD16 x 1 grew more than 2x as much as the I/O in flight over QD4 x 1's" in search.reasons[0]
 
 
 def test_the_limits_of_depth_and_jobs_end_the_search():
-    settings = SaturationSettings(max_iodepth=4, max_jobs=2)
-    probes = [probe(1, 1, 1), probe(2, 1, 2), probe(4, 1, 4)]
-    assert next_probe(probes, settings) == (4, 2)
-    assert next_probe(probes + [probe(4, 2, 8)], settings) is None
+    limits = SaturationSettings(max_iodepth=4, max_jobs=2)
+    search = search_of([1_000, 4_000], limits)
+    assert search.wanted == (4, 2) and search.reasons == ["queue depth: reached max_iodepth (4)"]
+    search.record(probe(4, 2, 8_000))  # a clear gain, but jobs may not double again: QD4 x 2 gets its passes
+    assert search.wanted == (4, 2) and search.reasons[1] == "jobs: reached max_jobs (2)"
+    assert search_of([1_000, 4_000, 8_000, 8_000, 8_000], limits).peak.probe.jobs == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1, 1e6), min_size=60, max_size=60), st.integers(1, 5), st.sampled_from([1, 2, 16, 256]),
+       st.sampled_from([1, 2, 4, 16]))
+def test_any_figures_end_in_a_peak_that_is_the_mean_of_its_passes_within_the_estimated_steps(
+        figures, repeats, max_iodepth, max_jobs):
+    limits = SaturationSettings(repeats=repeats, max_iodepth=max_iodepth, max_jobs=max_jobs)
+    search = PeakSearch(limits)
+    for iops in figures:
+        if search.wanted is None:
+            break
+        assert 1 <= search.wanted[0] <= max_iodepth and 1 <= search.wanted[1] <= max_jobs
+        search.record(probe(*search.wanted, iops))
+    least, _, most = search_steps(limits)
+    assert least - len(limits.levels) <= search.steps <= most - len(limits.levels)
+    assert search.wanted is None
+    peak = search.peak
+    assert len(peak.passes) == repeats and peak.probe.iops == pytest.approx(sum(peak.passes) / repeats)
 
 
 def test_rate_per_job_splits_the_target_over_the_jobs():
@@ -103,10 +193,12 @@ def test_schedule_searches_then_measures_every_load_level_with_fio_rate_limits()
     schedule = SaturateSchedule(plan, SaturationSettings(p99_bound_ns=500_000))
     finished = drive(schedule)
     tests = [f.step.test for f in finished]
-    assert [f.step.plan_index for f in finished] == list(range(len(finished)))
-    search = [(t.iodepth, t.jobs) for t in tests if t.rate_iops is None]
-    # QD32 and QD64 added nothing; 4 and 8 jobs nothing over 2
-    assert search == [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (64, 1), (16, 2), (16, 4), (16, 8)]
+    # each setting is a planned test of its own; the passes of one measured again are its attempts
+    steps = [(f.step.plan_index, f.step.attempt, t.iodepth, t.jobs) for f, t in zip(finished, tests) if not t.rate_iops]
+    # QD1 -> QD4 -> QD16 (4x while IOPS keep pace), QD32 no gain; 2 jobs gain, 4 do not: QD16 x 2 gets 3 passes
+    assert steps == [(0, 1, 1, 1), (1, 1, 4, 1), (2, 1, 16, 1), (3, 1, 32, 1), (4, 1, 16, 2), (5, 1, 16, 4),
+                     (4, 2, 16, 2), (4, 3, 16, 2)]
+    assert [f.step.plan_index for f in finished[len(steps):]] == list(range(6, 16))
     levels = [t for t in tests if t.rate_iops is not None]
     assert [t.rate_iops for t in levels] == [6500 * n for n in range(1, 11)]  # 130,000 x n/10 over 2 jobs
     assert all((t.iodepth, t.jobs) == (16, 2) for t in levels)
@@ -116,17 +208,26 @@ def test_schedule_searches_then_measures_every_load_level_with_fio_rate_limits()
     # p99 = 100 us x (1 + 8 x load^6): 194 us at 70 %, 310 us at 80 % (over twice the 100 us at 10 %), 525 us at 90 %
     assert outcome["knee"]["percent"] == 70
     assert outcome["best_under_p99"]["percent"] == 80
-    assert outcome["summary"].startswith("saturation: peak 130,000 IOPS at queue depth 16 x 2 jobs")
+    assert outcome["summary"].startswith("saturation: peak 130,000 IOPS at queue depth 16 x 2 jobs, the mean of 3 "
+                                         "passes (130,000-130,000); 8 search steps, stopped: queue depth: QD32 x 1")
+    assert outcome["peak"]["passes"] == 3 and len(outcome["search"]) == 8 and len(outcome["stopped"]) == 2
     assert "highest load with p99 <= 500 us: 104,000 IOPS (80 % of the peak" in outcome["summary"]
 
 
 def test_a_resumed_search_continues_with_the_first_missing_step():
     plan = build_plan(parse_suite(SUITE, "t", "t.toml"))
     complete = drive(SaturateSchedule(plan, SaturationSettings()))
-    for cut in (3, 9):
+    for cut in (3, 6, 9):  # within the depths, at the winner's second pass, within the load levels
         resumed = SaturateSchedule(plan, SaturationSettings())
         assert resumed.next_step(complete[:cut]) == complete[cut].step
+    assert complete[6].step.attempt == 2
     assert SaturateSchedule(plan, SaturationSettings()).next_step(complete) is None
+    # an older disklab's search (QD1, 2, 4 ...) is not replayed as if it were this one's
+    older = [complete[0], Finished(replace(complete[1].step, test=replace(complete[1].step.test, iodepth=2)),
+                                   complete[1].job)]
+    with pytest.raises(UserError, match="step 2 of this saturation search ran QD2 x 1 where the search now asks for "
+                                        "QD4 x 1"):
+        SaturateSchedule(plan, SaturationSettings()).next_step(older)
 
 
 def test_one_disturbed_light_level_does_not_hide_the_knee_and_short_levels_are_marked():

@@ -1,11 +1,11 @@
-"""Saturation: the search for peak IOPS (queue depth, then jobs) and latency at fractions of that peak. Pure logic."""
+"""Saturation: what a step measured, and latency at fractions of the peak (the knee, the p99 bound). Pure logic; the
+search for the peak: peak_search.py."""
 
 import math
 from dataclasses import dataclass
 from typing import Sequence
 
 from disklab.fio.parse import JobResult
-from disklab.suite.settings import SaturationSettings
 
 
 @dataclass(frozen=True)
@@ -30,44 +30,6 @@ def probe_of(iodepth: int, jobs: int, job: JobResult) -> Probe:
         return max(values) if values else None
 
     return Probe(iodepth, jobs, sum(d.iops for d in job.directions), worst("p50"), worst("p99"), worst("p99_9"))
-
-
-def _stops(phase: Sequence[Probe], settings: SaturationSettings, before: Sequence[Probe] = ()) -> bool:
-    """The last `patience` probes of this phase each added too little over the best before them, or p99 exploded."""
-    probes = [*before, *phase]
-    if len(probes) < 2 or not phase:
-        return False
-    last, previous = probes[-1], probes[-2]
-    if last.p99_ns and previous.p99_ns and last.p99_ns > settings.explode_factor * previous.p99_ns:
-        return True
-    first = len(before)
-    trailing = range(len(probes) - settings.patience, len(probes))
-    if trailing.start < max(first, 1):
-        return False
-    return all(probes[i].iops < max(p.iops for p in probes[:i]) * (1 + settings.gain_percent / 100) for i in trailing)
-
-
-def peak(probes: Sequence[Probe]) -> Probe:
-    return max(probes, key=lambda p: p.iops)
-
-
-def next_probe(probes: Sequence[Probe], settings: SaturationSettings) -> tuple[int, int] | None:
-    """(iodepth, jobs) to measure next, or None when the peak is found.
-
-    Queue depth doubles at one job until IOPS stop growing; then, at the best depth, jobs double the same way.
-    """
-    if not probes:
-        return 1, 1
-    depth_phase = [p for p in probes if p.jobs == 1]
-    last = probes[-1]
-    if last.jobs == 1:
-        if not _stops(depth_phase, settings) and last.iodepth * 2 <= settings.max_iodepth:
-            return last.iodepth * 2, 1
-        return (peak(depth_phase).iodepth, 2) if settings.max_jobs >= 2 else None
-    jobs_phase = [p for p in probes if p.jobs > 1]
-    if not _stops(jobs_phase, settings, before=[peak(depth_phase)]) and last.jobs * 2 <= settings.max_jobs:
-        return last.iodepth, last.jobs * 2
-    return None
 
 
 def level_rate_per_job(peak_probe: Probe, percent: int) -> int:

@@ -73,17 +73,17 @@ def fixed_estimate(tests: tuple[TestSpec, ...], layout_bytes: int, passes: int =
 
 
 def search_steps(s: SaturationSettings) -> tuple[int, int, int]:
-    """(least, expected, most) steps of a saturation search and its load levels.
+    """(least, expected, most) steps of a saturation search (analysis/peak_search.py) and its load levels.
 
-    Queue depth doubles until `patience` steps in a row add too little, then jobs double the same way: the least is a
-    search that gains nothing past the first step, the most one that reaches both limits. A device's gain typically
-    stops halfway between (19 steps on the VM for 15 to 23), so the middle is expected.
+    The least: queue depth 1 and 4, one jobs step that gains nothing, the winner measured to `repeats` passes. The
+    most: every depth and jobs step measured `repeats` times. Typically a setting or two more are tried and one
+    that might be the peak is measured again: 6 to 10 search steps on the 2-core VM, so least + `repeats` is expected.
     """
     depth_most, jobs_most = s.max_iodepth.bit_length(), (s.max_jobs.bit_length() - 1)
-    least = min(s.patience + 1, depth_most) + min(s.patience, jobs_most)
-    most = depth_most + jobs_most
+    least = min(2, depth_most) + s.repeats - 1 + min(1, jobs_most)
+    most = (depth_most + jobs_most) * s.repeats
     levels = len(s.levels)
-    return least + levels, round((least + most) / 2) + levels, most + levels
+    return least + levels, min(least + s.repeats, most) + levels, most + levels
 
 
 def round_steps(suite: Suite) -> tuple[int, int]:

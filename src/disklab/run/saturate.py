@@ -1,4 +1,5 @@
-"""Saturation search, then latency under rate-limited load: each step is a test of its own (its own plan_index).
+"""Saturation search, then latency under rate-limited load. Each setting the search measures is a test of its own
+(its own plan_index); the passes of a setting measured again are its attempts, as repeats are stored.
 
 The steps are recomputed from the results so far, so a resumed run continues where it stopped.
 """
@@ -6,9 +7,9 @@ The steps are recomputed from the results so far, so a resumed run continues whe
 from dataclasses import replace
 from typing import Sequence
 
-from disklab.analysis.saturation import (
-    Level, Probe, best_under, knee, level_rate_per_job, next_probe, peak, probe_of,
-)
+from disklab.analysis.peak_search import Peak, PeakSearch
+from disklab.analysis.saturation import Level, best_under, knee, level_rate_per_job, probe_of
+from disklab.errors import UserError
 from disklab.plan.build import Plan
 from disklab.plan.estimate import search_steps
 from disklab.run.schedule import Finished, Step
@@ -29,49 +30,57 @@ class SaturateSchedule:
     def expected_steps(self, finished: Sequence[Finished] = ()) -> int:
         """The steps a search typically takes (plan/estimate.py) until it ends; then exactly the steps it took and
         its load levels."""
-        probes = self._replay(finished)[0]
-        if next_probe(probes, self.settings) is None:
-            return len(probes) + len(self.settings.levels)
-        return max(search_steps(self.settings)[1], len(probes) + 1 + len(self.settings.levels))
+        search = self._replay(finished)[0]
+        if search.wanted is None:
+            return search.steps + len(self.settings.levels)
+        return max(search_steps(self.settings)[1], search.steps + 1 + len(self.settings.levels))
 
-    def _replay(self, finished: Sequence[Finished]) -> tuple[list[Probe], list[Level], Step | None]:
-        """Walk the stored steps in order: search probes first, then load levels; the first missing one is next."""
-        ordered = sorted(finished, key=lambda f: f.step.plan_index)
-        probes: list[Probe] = []
+    def _replay(self, finished: Sequence[Finished]) -> tuple[PeakSearch, list[Level], Step | None]:
+        """Walk the stored steps in the order they ran: search passes first, then load levels; the first missing one
+        is next."""
+        search = PeakSearch(self.settings)
+        index: dict[tuple[int, int], int] = {}  # plan_index of each setting, in the order first measured
         n = 0
-        while (settings := next_probe(probes, self.settings)) is not None:
-            if n == len(ordered):
-                return probes, [], Step(n, 1, self._probe_test(*settings))
-            probes.append(probe_of(*settings, ordered[n].job))
+        while (wanted := search.wanted) is not None:
+            plan_index = index.setdefault(wanted, len(index))
+            if n == len(finished):
+                return search, [], Step(plan_index, len(search.iops(wanted)) + 1, self._probe_test(*wanted))
+            done = finished[n].step.test
+            if (done.iodepth, done.jobs) != wanted:
+                raise UserError(f"step {n + 1} of this saturation search ran QD{done.iodepth} x {done.jobs} where the "
+                                f"search now asks for QD{wanted[0]} x {wanted[1]} (a run of an older disklab): start "
+                                "it again rather than resume it")
+            search.record(probe_of(*wanted, finished[n].job))
             n += 1
-        top = peak(probes)
+        top = search.peak
         levels = []
-        for percent in self.settings.levels:
-            target = top.iops * percent / 100
-            if n == len(ordered):
-                return probes, levels, Step(n, 1, self._level_test(top, percent))
-            levels.append(Level(percent, target, probe_of(top.iodepth, top.jobs, ordered[n].job)))
+        for i, percent in enumerate(self.settings.levels):
+            target = top.probe.iops * percent / 100
+            if n == len(finished):
+                return search, levels, Step(len(index) + i, 1, self._level_test(top, percent))
+            levels.append(Level(percent, target, probe_of(*search.chosen, finished[n].job)))
             n += 1
-        return probes, levels, None
+        return search, levels, None
 
     def _probe_test(self, iodepth: int, jobs: int) -> TestSpec:
         return replace(self.template, label=f"{self.template.group} Q{iodepth}T{jobs}", iodepth=iodepth, jobs=jobs,
                        rate_iops=None)
 
-    def _level_test(self, top: Probe, percent: int) -> TestSpec:
-        rate = level_rate_per_job(top, percent)
-        return replace(self.template, label=f"{self.template.group} Q{top.iodepth}T{top.jobs} at {percent} %",
-                       iodepth=top.iodepth, jobs=top.jobs, rate_iops=rate)
+    def _level_test(self, top: Peak, percent: int) -> TestSpec:
+        depth, jobs = top.probe.iodepth, top.probe.jobs
+        return replace(self.template, label=f"{self.template.group} Q{depth}T{jobs} at {percent} %",
+                       iodepth=depth, jobs=jobs, rate_iops=level_rate_per_job(top.probe, percent))
 
     def outcomes(self, finished: Sequence[Finished]) -> dict:
-        probes, levels, _ = self._replay(finished)
-        top = peak(probes)
+        search, levels, _ = self._replay(finished)
+        top = search.peak
         outcome = {
-            "peak": top.as_dict(), "search": [p.as_dict() for p in probes], "levels": [lv.as_dict() for lv in levels],
-            "summary": f"saturation: peak {top.iops:,.0f} IOPS at queue depth {top.iodepth} x {top.jobs} "
-                       f"job{'s' if top.jobs > 1 else ''} (search stopped after {self.settings.patience} steps "
-                       f"in a row "
-                       f"added less than {self.settings.gain_percent:g} %, p99 exploded, or a limit was reached)",
+            "peak": top.as_dict(), "search": [p.as_dict() for p in search.measured], "stopped": search.reasons,
+            "levels": [lv.as_dict() for lv in levels],
+            "summary": f"saturation: peak {top.probe.iops:,.0f} IOPS at queue depth {top.probe.iodepth} x "
+                       f"{top.probe.jobs} job{'s' if top.probe.jobs > 1 else ''}, the mean of {len(top.passes)} "
+                       f"passes ({min(top.passes):,.0f}-{max(top.passes):,.0f}); {search.steps} search steps, "
+                       f"stopped: {'; '.join(search.reasons)}",
         }
         found = knee(levels)
         outcome["knee"] = found.as_dict() if found else None

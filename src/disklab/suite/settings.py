@@ -28,9 +28,9 @@ def parse_latency_ns(text: str) -> float:
 
 @dataclass(frozen=True)
 class SaturationSettings:
-    gain_percent: float = 5.0  # raising QD or jobs must add at least this much IOPS, or the search stops
-    explode_factor: float = 4.0  # p99 growing by more than this factor from one step to the next stops the search
-    patience: int = 2  # steps in a row without the gain before the search stops (one noisy step must not end it)
+    gain_percent: float = 5.0  # raising QD or jobs must add at least this much IOPS (beyond the spread), or it stops
+    explode_factor: float = 4.0  # p99 growing more than this for a doubling of the I/O in flight stops the search
+    repeats: int = 3  # passes of a setting that might be the peak: its spread judges gains, its mean is the peak
     max_iodepth: int = 256
     max_jobs: int = 16
     levels: tuple[int, ...] = DEFAULT_LEVELS

@@ -52,11 +52,18 @@ def saturate_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
             + " and the p99 bound" * bool(bound),
             x_label="IOPS achieved at the load level", y_label=y_axis_label("latency µs", series), series=series,
             y_log=log_scale(series), references=tuple(references), metric="clat_p99_us",
-            note=" · ".join([f"peak {peak['iops']:,.0f} IOPS at QD{peak['iodepth']} x {peak['jobs']} "
-                             f"job{'s' * (peak['jobs'] > 1)}", _knee_text(knee), *_bound_text(outcome)]
+            note=" · ".join([f"peak {peak['iops']:,.0f} IOPS{_passes_text(peak)} at QD{peak['iodepth']} x "
+                             f"{peak['jobs']} job{'s' * (peak['jobs'] > 1)}", _knee_text(knee), *_bound_text(outcome)]
                             + [f"rate not held at {', '.join(short)}"] * bool(short)),
         ))
     return charts
+
+
+def _passes_text(peak: dict) -> str:
+    """The mean of the peak's passes and their range (runs stored before the search repeated its peak: one pass)."""
+    if peak.get("passes", 1) < 2:
+        return ""
+    return f" (mean of {peak['passes']} passes, {peak['iops_min']:,.0f}-{peak['iops_max']:,.0f})"
 
 
 def _knee_text(knee: dict | None) -> str:
