@@ -1,8 +1,10 @@
-"""How long do `disklab serve`'s pages take at 10,000 runs? Time them from a real server, over HTTP and in Chromium.
+"""How long do `disklab serve`'s pages take at 10,000 runs? Time them from a real server, over HTTP and in Chromium;
+and `disklab publish`, whole and per page.
 
 Run by hand (not part of the tests):
 
     .venv/bin/python bench/web.py --rounds 5
+    .venv/bin/python bench/web.py --publish  # publish only (10,000 runs: about a quarter of an hour)
 
 The store is bench/make_store.py's generated lab (cached under /var/tmp; the first bench generates it, which takes
 a minute or two). `disklab serve --port 0` serves it as a user starts it; each round fetches every page once, in
@@ -10,15 +12,21 @@ turn, with urllib (a request, the whole answer read: what the server takes), the
 comparison in headless Chromium (Debian's, offline as the browser tests start it), whose Navigation Timing gives
 the time until the page's load event (the server's answer, parsing, layout, the inline script). A round not counted
 goes first, to fill the caches. min / median / max over the rounds, in seconds, and the size of each page.
+
+--publish publishes the store into a new folder under /var/tmp (removed after) in this process, timing each page's
+renderer (a run's page, a comparison, a device's history page ...): min / median / max per kind, and the whole publish
+(reading, rendering, every file written) divided by the pages it wrote.
 """
 
 import argparse
 import re
 import select
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import closing, contextmanager
@@ -37,13 +45,17 @@ def pages(store: Path) -> dict[str, str]:
     with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
         quick = [row[0] for row in conn.execute("SELECT id FROM runs WHERE suite_name = 'quick' AND status = "
                                                 "'complete' ORDER BY id")]
-    middle = quick[len(quick) // 2]  # a run of the quick suite's 8 tests, in the middle of the store
+        middle = quick[len(quick) // 2]  # a run of the quick suite's 8 tests, in the middle of the store
+        test = conn.execute("SELECT min(id) FROM tests WHERE run_id = ?", (middle,)).fetchone()[0]
     compared = ",".join(str(run_id) for run_id in (quick[0], middle, quick[-1]))
+    run = f"/runs/{middle}"
     return {
         "/ (first page)": "/",
         "/?suite=quick&q=nightly": "/?suite=quick&q=nightly",
         "/?page=100": "/?page=100",
-        f"/runs/{middle}": f"/runs/{middle}",
+        run: run,
+        **{f"{run}/{name}": f"{run}/{name}" for name in (
+            "figures.csv", "figures.json", "suite.toml", f"tests/{test}/job.fio", f"tests/{test}/fio.json")},
         f"/compare/{compared}": f"/compare/{compared}",
         "/devices": "/devices",
     }
@@ -74,12 +86,15 @@ def fetch(url: str) -> tuple[float, int]:
     return time.monotonic() - started, len(body)
 
 
-def device_page(base: str) -> str:
-    """The history of the lab's most tested device, by its key on the devices page."""
+def device_pages(base: str) -> dict[str, str]:
+    """The history of the lab's most tested device, by its key on the devices page: its newest page and a middle one."""
     serial = max(DEVICES, key=lambda d: d.weight).serial.lower()
     with urllib.request.urlopen(base + "/devices", timeout=600) as response:
         html = response.read().decode()
-    return "/devices/" + re.search(rf'data-device-key="([^"]*{serial}[^"]*)"', html).group(1)
+    address = "/devices/" + re.search(rf'data-device-key="([^"]*{serial}[^"]*)"', html).group(1)
+    with urllib.request.urlopen(base + address, timeout=600) as response:
+        pages = int(re.search(r"page 1 of ([\d,]+)", response.read().decode()).group(1).replace(",", ""))
+    return {"device page": address, f"device page {pages // 2} of {pages}": f"{address}?page={pages // 2}"}
 
 
 def main() -> None:
@@ -87,14 +102,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000, help="stored runs (default 10,000)")
     parser.add_argument("--rounds", type=int, default=5, help="times each page is fetched (default 5)")
     parser.add_argument("--no-browser", action="store_true", help="time over HTTP only")
+    parser.add_argument("--publish", action="store_true", help="time disklab publish instead of the server")
     args = parser.parse_args()
     store = cached_lab_store(args.runs)
+    if args.publish:
+        publishing(store, args.runs)
+        return
     to_time = pages(store)
     http: dict[str, list[float]] = {}
     sizes: dict[str, int] = {}
     loads: dict[str, list[float]] = {}
     with serving(store) as base:
-        to_time["device page"] = device_page(base)
+        to_time.update(device_pages(base))
         in_browser = {} if args.no_browser else {"/ in Chromium": "/", "compare in Chromium": to_time[
             next(name for name in to_time if name.startswith("/compare"))]}
         browser_round = browsing(base, in_browser)
@@ -109,13 +128,48 @@ def main() -> None:
                     loads.setdefault(name, []).append(seconds)
         browser_round.close()
     print(f"{args.runs:,} runs in {store} ({store.stat().st_size / 1e6:,.0f} MB), {args.rounds} rounds, seconds:")
-    print(f"{'page':<28} {'min':>6} {'median':>7} {'max':>6} {'size':>9}")
+    print(f"{'page':<40} {'min':>6} {'median':>7} {'max':>6} {'size':>9}")
     for name, times in http.items():
-        print(f"{name:<28} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f} "
+        print(f"{name:<40} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f} "
               f"{sizes[name] / 1e3:7,.0f} kB")
     for name, times in loads.items():
-        print(f"{name:<28} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f}")
+        print(f"{name:<40} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f}")
     print(f"device page: {to_time['device page']}; in Chromium: until the load event (Navigation Timing)")
+
+
+def publishing(store: Path, runs: int) -> None:
+    """Publish the store once, timing each page's renderer; then the whole publish per page written."""
+    import disklab.web.publish as publish
+    from disklab.store.repository import Store
+
+    renderers = ("render_run_page", "render_compare_page", "render_device_page", "render_devices_page", "_index")
+    times: dict[str, list[float]] = {name: [] for name in renderers}
+
+    def timed(name, render):
+        def timing(*args, **kwargs):
+            started = time.monotonic()
+            html = render(*args, **kwargs)
+            times[name].append(time.monotonic() - started)
+            return html
+        return timing
+
+    for name in renderers:
+        setattr(publish, name, timed(name, getattr(publish, name)))
+    scratch = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        started = time.monotonic()
+        with Store(store, read_only=True) as opened:
+            site = publish.publish(opened, scratch / "site")
+        total = time.monotonic() - started
+    finally:
+        shutil.rmtree(scratch)
+    pages = sum(len(seconds) for seconds in times.values())
+    print(f"publish of {runs:,} runs ({site.runs:,} run pages, {site.comparisons:,} comparisons, {site.devices} "
+          f"devices; {site.files:,} files): {total:,.1f} s, {pages:,} pages, {total / pages:.3f} s a page")
+    print(f"{'page (its renderer)':<28} {'pages':>6} {'min':>6} {'median':>7} {'max':>6}")
+    for name, seconds in times.items():
+        print(f"{name:<28} {len(seconds):6,} {min(seconds):6.3f} {statistics.median(seconds):7.3f} "
+              f"{max(seconds):6.3f}")
 
 
 def browsing(base: str, in_browser: dict[str, str]):

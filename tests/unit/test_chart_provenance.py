@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from disklab.analysis.compare import compare_runs
-from disklab.analysis.history import device_history, group_devices
+from disklab.analysis.history import device_history, group_devices, run_group
 from disklab.cli.main import cli
 from disklab.report.compare import format_value, shown, to_json
 from disklab.report.html.grid import GRID_UNITS, grid_charts
@@ -156,7 +156,7 @@ def test_compare_and_the_device_history_show_a_best_of_runs_best_pass_labelled(t
     assert format_value("mb_per_s", row.cells[0]).startswith(f"{max(passes):,.1f} best of 2 (mean ")
     document = json.loads(to_json(shown(compare_runs([best, mean]), only_changed=False)))
     assert max(passes) in [v["best"] for r in document["rows"] for v in r["values"]]
-    (device,) = group_devices((r.info, r.env) for r in (best, mean))
+    (device,) = group_devices(run_group(r.info, r.env) for r in (best, mean))
     history = device_history(device, [best, mean])
     test = next(t for t in history.tests if t.label == "SEQ1M Q8T1 read")
     chart, svg = _chart(test, 1, "Samsung SSD 990 PRO 2TB")

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from disklab.analysis.compare import compare_runs
-from disklab.analysis.history import device_history, device_key_of, group_devices
+from disklab.analysis.history import device_history, device_key_of, group_devices, run_group
 from disklab.analysis.verdict import BETTER, INCONCLUSIVE, NO_VERDICT, WITHIN_NOISE, WORSE
 from disklab.store.repository import Store
 from tests.unit.test_compare import BASE, SHIFTED_4, SHIFTED_5, job, passes, stored_run
@@ -36,7 +36,7 @@ def run_at(store, day: int, iops: list[float], env: dict | None, tests=None, **c
 
 
 def history_of(records, **options):
-    (device,) = group_devices((r.info, r.env) for r in records)
+    (device,) = group_devices(run_group(r.info, r.env) for r in records)
     return device_history(device, records, **options)
 
 
@@ -120,8 +120,8 @@ def test_runs_group_by_model_and_serial_whatever_the_disk_was_called(store):
     other = run_at(store, 3, [1000], disk_env(serial="S2"))
     unknown = run_at(store, 4, [1000], {"devices": "vda", "device.vda.model": "QEMU", "device.vda.serial": None})
     old = run_at(store, 5, [1000], None, target="/dev/vdb")
-    devices = group_devices((r.info, r.env) for r in (a, b, other, unknown, old))
-    assert [([r.id for r in d.runs], d.known) for d in devices] == [
+    devices = group_devices(run_group(r.info, r.env) for r in (a, b, other, unknown, old))
+    assert [(list(d.run_ids), d.known) for d in devices] == [
         ([a.info.id, b.info.id], True), ([other.info.id], True), ([old.info.id], False), ([unknown.info.id], False),
     ], "known devices first, then by label"
 
@@ -136,18 +136,19 @@ def test_device_keys_are_url_safe_distinct_and_stable(store):
     envs = [disk_env(model="Samsung SSD 980 PRO 2TB", serial="S/N 12?#&é"), disk_env(model="Samsung SSD 980 PRO",
             serial="2TB S N 12"), disk_env(model="***", serial="///")]
     runs = [run_at(store, day, [1000], env) for day, env in enumerate(envs, start=1)]
-    keys = [d.key for d in group_devices((r.info, r.env) for r in runs)]
+    keys = [d.key for d in group_devices(run_group(r.info, r.env) for r in runs)]
     assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", key) for key in keys)
     assert len(set(keys)) == 3, "the same slug, told apart by the hash of model and serial"
-    assert keys == [d.key for d in group_devices((r.info, r.env) for r in reversed(runs))]
+    assert keys == [d.key for d in group_devices(run_group(r.info, r.env) for r in reversed(runs))]
     assert any(key.startswith("samsung-ssd-980-pro-2tb-s-n-12-") for key in keys)
     assert sorted(device_key_of(r.info, r.env) for r in runs) == sorted(keys), "a run's page can link its device"
 
 
 def test_a_disk_that_reports_a_serial_but_no_model_is_told_by_its_serial(store):
     virtio = {"devices": "vda", "device.vda.model": None, "device.vda.serial": "19866367170593707"}
-    (device,) = group_devices((r.info, r.env) for r in (run_at(store, 1, [1], virtio), run_at(store, 2, [1], virtio)))
-    assert device.known and device.label == "model unknown · serial 19866367170593707" and len(device.runs) == 2
+    (device,) = group_devices(run_group(r.info, r.env)
+                              for r in (run_at(store, 1, [1], virtio), run_at(store, 2, [1], virtio)))
+    assert device.known and device.label == "model unknown · serial 19866367170593707" and len(device.run_ids) == 2
 
 
 def test_a_target_of_several_disks_is_one_device_of_all_of_them(store):
@@ -155,7 +156,8 @@ def test_a_target_of_several_disks_is_one_device_of_all_of_them(store):
            "device.sdb.model": "B", "device.sdb.serial": "2"}
     swapped = {"devices": "sda, sdb", "device.sda.model": "B", "device.sda.serial": "2",
                "device.sdb.model": "A", "device.sdb.serial": "1"}
-    (device,) = group_devices((r.info, r.env) for r in (run_at(store, 1, [1], env), run_at(store, 2, [1], swapped)))
+    (device,) = group_devices(run_group(r.info, r.env)
+                              for r in (run_at(store, 1, [1], env), run_at(store, 2, [1], swapped)))
     assert device.disks == (("A", "1"), ("B", "2")) and device.label == "2 disks: A · serial 1, B · serial 2"
 
 
@@ -168,7 +170,8 @@ def test_the_devices_page_lists_each_device_and_links_its_history(tmp_path):
         run_at(store, 3, [1000], disk_env(model="<b>Evil</b> SSD", serial="S&1"))
         run_at(store, 2, [1000], None)
         html = devices_page(store, ServerLinks())
-        (device, _) = group_devices((info, store.run_values("run_env", info.id)) for info in store.list_runs())
+        (device, _) = group_devices(run_group(info, store.run_values("run_env", info.id))
+                                    for info in store.list_runs())
     assert '<table id="devices">' in html and "<b>Evil" not in html
     row = html[html.index(f'<tr data-device-key="{device.key}">'):].split("</tr>")[0]
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
@@ -225,6 +228,7 @@ def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_a
         return [int(n) for n in re.findall(r'<tr data-run-id="(\d+)"', table)]
 
     assert [rows(html) for html in pages] == [[4, 5], [2, 3], [1]]  # each page oldest first within it
+    assert "IOPS of each run of this test on this device on this page, oldest first" in pages[0], "the chart's caption"
     assert 'id="older" href="/devices/' in pages[0] and 'id="newer"' not in pages[0]
     assert '?page=3"' in pages[1] and '?page=1"' not in pages[1] and 'href="/devices/' + device.key + '"' in pages[1]
     # Page 2's first run (run 2) is judged against run 1, read from page 3 as context; run 3's firmware step is there.
@@ -250,9 +254,9 @@ def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_
     assert "change-point" not in newest.split('<table class="history">')[1]
 
 
-def test_a_device_of_300_runs_publishes_and_serves_every_page_of_its_history(tmp_path):
-    """Issue 24: past 200 runs a page's first step is judged against a run of the page before, whose figure the page
-    does not hold; publish stopped partway (exit 70) and serve answered 500."""
+def test_a_device_of_more_runs_than_a_page_publishes_and_serves_every_page_of_its_history(tmp_path):
+    """Issue 24: past a page of runs a page's first step is judged against a run of the page before, whose figure
+    the page does not hold; publish stopped partway (exit 70) and serve answered 500."""
     from click.testing import CliRunner
     from werkzeug.test import Client
 
@@ -260,7 +264,7 @@ def test_a_device_of_300_runs_publishes_and_serves_every_page_of_its_history(tmp
     from disklab.web.app import WebApp
     from disklab.web.history import HISTORY_PAGE_RUNS, store_devices
 
-    runs = 300
+    runs = HISTORY_PAGE_RUNS + HISTORY_PAGE_RUNS // 2  # two pages
     db = tmp_path / "results.db"
     with Store(db) as store:
         for n in range(1, runs + 1):
@@ -270,7 +274,7 @@ def test_a_device_of_300_runs_publishes_and_serves_every_page_of_its_history(tmp
             stored_run(store, tests, disk_env("2.2" if newer else "2.1"),
                        started_at=f"2026-01-{1 + n // 24:02d}T{n % 24:02d}:00:00+00:00")
         (device,) = store_devices(store)
-    assert len(device.runs) == runs
+    assert len(device.run_ids) == runs
 
     site = tmp_path / "site"
     result = CliRunner().invoke(cli, ["publish", "-o", str(site), "--db", str(db)])
@@ -291,3 +295,30 @@ def test_a_device_of_300_runs_publishes_and_serves_every_page_of_its_history(tmp
         assert f"read IOPS: run {first - 1} -&gt; " in html, "its single run's step names the run before the page"
     for html in (static[1], served[1].get_data(as_text=True)):
         assert re.findall(r'<tr data-run-id="(\d+)"', html)[:1] == ["1"] and "first run of this test" in html
+
+
+def test_a_page_says_which_runs_it_holds_of_the_device_total_and_judges_a_test_whose_previous_run_is_further_back(
+        tmp_path, monkeypatch):
+    """Runs alternate two tests; the page of the newest run reads the runs before it until its test has its previous
+    run (two back), and says that its chart and table hold this page's runs of the device's five."""
+    from disklab.web import history
+    from disklab.web.links import ServerLinks
+
+    monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
+    read = []
+    with Store(tmp_path / "results.db") as store:
+        for day, (iops, qd) in enumerate(((1000, 1), (500, 4), (1010, 1), (510, 4), (1500, 1)), start=1):
+            run_at(store, day, around(iops), disk_env(), tests=[(f"QD{qd}", {"iodepth": qd}, [job(v) for v in
+                                                                                          around(iops)])])
+        (device,) = history.store_devices(store)
+        monkeypatch.setattr(store, "get_run", lambda run_id, get=store.get_run: read.append(run_id) or get(run_id))
+        newest = history.device_page(store, device.key, ServerLinks(), 1)
+        last = history.device_page(store, device.key, ServerLinks(), 3)
+    assert read[:3] == [4, 5, 3], "the page's runs, then back to run 3, the previous run of run 5's test; not run 2"
+    assert "5 runs from 2026-01-01T10:00:00+00:00 to 2026-01-05T10:00:00+00:00 (UTC) · page 1 of 3, the 2 runs " \
+           "from 2026-01-04T10:00:00+00:00 to 2026-01-05T10:00:00+00:00" in newest
+    assert "run 3 -&gt; 1,500" in newest and "compare with run 3" in newest and "compare with run 2" in newest
+    runs_table = newest[newest.index('id="runs-of-device"'):]
+    assert re.findall(r'<tr data-run-id="(\d+)"', runs_table) == ["5", "4"], "this page's runs, newest first"
+    assert "Runs of this device on this page" in newest
+    assert "page 3 of 3, the 1 run from 2026-01-01T10:00:00+00:00" in last and "first run of this test" in last

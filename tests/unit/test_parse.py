@@ -59,3 +59,21 @@ def test_flushes_after_writes_are_a_sync_direction_with_their_own_latency(sync):
     assert flush.total_ios == raw["sync"]["lat_ns"]["N"] > 0  # fio leaves total_ios 0 for fdatasync
     assert abs(flush.total_ios - write.total_ios) <= 1  # one flush per write
     assert flush.clat_percentiles_ns["p99"] == raw["sync"]["lat_ns"]["percentile"]["99.000000"]
+
+
+def test_latency_bins_of_each_direction_from_one_parse_are_the_document_s_and_the_caller_s_own():
+    """A report asks a test's bins direction by direction; the document is parsed once, and a caller that changes
+    what it got changes nothing another caller gets."""
+    from disklab.fio.parse import latency_bins
+
+    text = fixture_text("randrw-70-4k-4jobs.jsonplus.json")
+    raw = fixture_json("randrw-70-4k-4jobs.jsonplus.json")
+    for direction in ("read", "write"):
+        expected: dict[float, int] = {}
+        for job in raw["jobs"]:
+            for value, count in job[direction]["clat_ns"]["bins"].items():
+                expected[float(value)] = expected.get(float(value), 0) + count
+        first = latency_bins(text, direction)
+        assert first == expected and sum(first.values()) == sum(j[direction]["total_ios"] for j in raw["jobs"])
+        first.clear()
+        assert latency_bins(text, direction) == expected

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from werkzeug.test import Client
 
 from disklab.cli.main import cli
+from disklab.store.migrations import LATEST_VERSION
 from disklab.store.notes import MAX_NOTE_CHARS, add_note, clear_notes, run_notes
 from disklab.store.repository import Store
 from disklab.web.app import WebApp
@@ -112,9 +113,10 @@ def test_notes_show_in_show_its_json_the_report_serve_and_publish(db, tmp_path):
 def test_a_store_of_schema_7_gains_run_notes_with_its_runs_intact(db):
     with Store(db) as store:
         store.conn.execute("DROP TABLE run_notes")
-        store.conn.execute("DELETE FROM schema_migrations WHERE version = 8")
-    with Store(db) as store:  # opened again: migrated to 8
-        assert store.conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 8
+        store.conn.execute("DROP INDEX run_env_identity")  # migration 9's
+        store.conn.execute("DELETE FROM schema_migrations WHERE version >= 8")
+    with Store(db) as store:  # opened again: migrated from 8 on
+        assert store.conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == LATEST_VERSION
         assert len(store.get_run(1).tests) == 8 and store.get_run(1).notes == ()
         add_note(store, 1, "after the upgrade")
         assert [n.text for n in store.get_run(1).notes] == ["after the upgrade"]

@@ -20,14 +20,13 @@ from disklab.analysis.compare import (
 from disklab.analysis.stats import Summary
 from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, WORSE
 from disklab.env.registry import DEVICE_PREFIX, device_key
+from disklab.store.groups import RunGroup
 from disklab.store.records import RunInfo, RunRecord
 
 # The figures a history follows (compare's metrics): throughput and the tail; TPS for pgbench steps.
 HISTORY_METRICS = ("iops", "tps", "mb_per_s", "clat_p99_us")
 _SLUG_LENGTH = 48
 UNKNOWN_MODEL = "model unknown"
-# The environment keys (GLOB patterns) disks_of reads: the disks under the target, and each one's model and serial.
-IDENTITY_KEYS = ("devices", DEVICE_PREFIX + "*.model", DEVICE_PREFIX + "*.serial")
 
 
 @dataclass(frozen=True)
@@ -37,25 +36,20 @@ class Device:
     disks: tuple[tuple[str, str], ...]  # (model, serial) of each disk under the target; () when not recorded
     host: str | None  # for a device not recorded: the host and target its runs are grouped by
     target: str | None
-    runs: tuple[RunInfo, ...]  # oldest first
+    run_ids: tuple[int, ...]  # oldest first
+    first: str  # when its first and last runs started
+    last: str
 
     @property
     def known(self) -> bool:
         return bool(self.disks)
 
-    @property
-    def first(self) -> str:
-        return self.runs[0].started_at
-
-    @property
-    def last(self) -> str:
-        return self.runs[-1].started_at
-
 
 def disks_of(env: dict) -> dict[str, tuple[str, str]] | None:
     """{disk name: (model, serial)} of the disks under the run's target; None when any of them has no serial.
 
-    The serial tells a disk; a model the disk does not report (virtio disks have none) is UNKNOWN_MODEL."""
+    `env` needs only store/groups.py's IDENTITY_KEYS. The serial tells a disk; a model the disk does not report
+    (virtio disks have none) is UNKNOWN_MODEL."""
     names = [name for name in (env.get("devices") or "").split(", ") if name]
     disks = {}
     for name in names:
@@ -66,23 +60,29 @@ def disks_of(env: dict) -> dict[str, tuple[str, str]] | None:
     return disks or None
 
 
-def group_devices(runs: Iterable[tuple[RunInfo, dict]]) -> tuple[Device, ...]:
-    """Runs (with their environments) by device: known devices by model, then those grouped by host and target."""
-    groups: dict[tuple, list[RunInfo]] = {}
-    for info, env in runs:
-        groups.setdefault(_identity(info, env), []).append(info)
-    devices = [_device(identity, runs) for identity, runs in groups.items()]
-    return tuple(sorted(devices, key=lambda d: (not d.known, d.label.casefold(), d.key)))
+def group_devices(groups: Iterable[RunGroup]) -> tuple[Device, ...]:
+    """Runs (in the store's groups, store/groups.py) by device: known devices by model, then those grouped by host
+    and target. A device may gather several groups: its disks under other names, hosts or targets."""
+    devices: dict[tuple, list[tuple[str, int]]] = {}
+    for group in groups:
+        devices.setdefault(_identity(group.hostname, group.target, group.env), []).extend(group.runs)
+    made = [_device(identity, runs) for identity, runs in devices.items()]
+    return tuple(sorted(made, key=lambda d: (not d.known, d.label.casefold(), d.key)))
+
+
+def run_group(info: RunInfo, env: dict) -> RunGroup:
+    """One run as a group of its own."""
+    return RunGroup(info.hostname, info.target, env, ((info.started_at, info.id),))
 
 
 def device_key_of(info: RunInfo, env: dict) -> str:
     """The key of the device a run measured: its history's address (a run's page links it)."""
-    return _key(_identity(info, env))
+    return _key(_identity(info.hostname, info.target, env))
 
 
-def _identity(info: RunInfo, env: dict) -> tuple:
+def _identity(hostname: str, target: str, env: dict) -> tuple:
     disks = disks_of(env)
-    return ("disks", tuple(sorted(set(disks.values())))) if disks else ("target", info.hostname, info.target)
+    return ("disks", tuple(sorted(set(disks.values())))) if disks else ("target", hostname, target)
 
 
 def _key(identity: tuple) -> str:
@@ -93,17 +93,20 @@ def _key(identity: tuple) -> str:
     return f"target-{_slug(f'{identity[1]} {identity[2]}')}-{digest}"
 
 
-def _device(identity: tuple, runs: list[RunInfo]) -> Device:
-    runs = tuple(sorted(runs, key=_time_order))
+def _device(identity: tuple, stamps: list[tuple[str, int]]) -> Device:
+    """`stamps`: (started_at, run id) of its runs."""
+    stamps.sort()
+    run_ids, first, last = tuple(run_id for _, run_id in stamps), stamps[0][0], stamps[-1][0]
     if identity[0] == "disks":
         disks = identity[1]
         if len(disks) == 1:
             label = f"{disks[0][0]} · serial {disks[0][1]}"
         else:
             label = f"{len(disks)} disks: " + ", ".join(f"{model} · serial {serial}" for model, serial in disks)
-        return Device(_key(identity), label, disks, None, None, runs)
+        return Device(_key(identity), label, disks, None, None, run_ids, first, last)
     _, host, target = identity
-    return Device(_key(identity), f"{target} on {host} (runs that recorded no disk serial)", (), host, target, runs)
+    return Device(_key(identity), f"{target} on {host} (runs that recorded no disk serial)", (), host, target,
+                  run_ids, first, last)
 
 
 def _slug(text: str) -> str:
@@ -155,6 +158,7 @@ class History:
     device: Device
     tolerance_percent: float
     tests: tuple[TestHistory, ...]  # in the order the device's runs first ran them
+    runs: tuple[RunInfo, ...]  # of the records it was made from, oldest first
 
     @property
     def change_points(self) -> int:
@@ -163,7 +167,7 @@ class History:
 
 def device_history(device: Device, records: Sequence[RunRecord],
                    tolerance_percent: float = DEFAULT_TOLERANCE_PERCENT) -> History:
-    """`records`: the device's runs (device.runs), in any order."""
+    """`records`: runs of the device (device.run_ids), in any order."""
     records = sorted(_aligned(device, records), key=lambda r: _time_order(r.info))
     units = [planned_units(record) for record in records]
     environment: dict[tuple[int, int], tuple[str, ...]] = {}  # per step between two runs: the tests share it
@@ -187,7 +191,7 @@ def device_history(device: Device, records: Sequence[RunRecord],
                                  _conditions(before[1].params, unit.params)))
         latest = held[-1][1]
         tests.append(TestHistory(key, latest.label, latest.params, columns, tuple(entries)))
-    return History(device, tolerance_percent, tuple(tests))
+    return History(device, tolerance_percent, tuple(tests), tuple(record.info for record in records))
 
 
 def _samples(unit) -> dict[Column, Summary]:

@@ -199,6 +199,18 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX run_notes_by_run ON run_notes (run_id, id);
         """,
     ),
+    (
+        9,
+        "the keys that name a run's disks",
+        # The devices pages group every run by the environment keys naming its disks (store/groups.py): these
+        # three of its ~40 keys, with their values, so that the group reads 30,000 index entries, not 400,000 rows.
+        # SQLite takes a partial index only for a WHERE that says the same, in these words (store/groups.py).
+        # IF NOT EXISTS: a store whose index was made by hand is upgraded all the same.
+        """
+        CREATE INDEX IF NOT EXISTS run_env_identity ON run_env (run_id, key, value_json)
+            WHERE key GLOB 'devices' OR key GLOB 'device.*.model' OR key GLOB 'device.*.serial';
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -179,19 +179,6 @@ class Store:
             rows = self.conn.execute(f"SELECT key, value_json FROM {table} WHERE run_id = ? ORDER BY key", (run_id,))
             return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
-    def values_of_runs(self, table: str, patterns: Sequence[str]) -> dict[int, dict]:
-        """The keys matching GLOB `patterns` ('device.*.model') of every run, {run id: {key: value}}, in one read:
-        the devices page needs three keys of 10,000 runs, not every key of each."""
-        if table not in ("run_env", "run_outcomes"):
-            raise ValueError(table)
-        clause = " OR ".join(["key GLOB ?"] * len(patterns)) or "0"
-        result: dict[int, dict] = {}
-        with translate_errors(self.path):
-            rows = self.conn.execute(f"SELECT run_id, key, value_json FROM {table} WHERE {clause}", tuple(patterns))
-            for row in rows:
-                result.setdefault(row["run_id"], {})[row["key"]] = json.loads(row["value_json"])
-        return result
-
     def add_smart(self, run_id: int, device: str, phase: str, data: dict) -> None:
         with translate_errors(self.path):
             self.conn.execute(

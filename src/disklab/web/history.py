@@ -4,32 +4,31 @@ test's figures run after run with the change points marked. analysis/history.py 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from disklab.analysis.compare import METRIC_BY_NAME, Cell
-from disklab.analysis.history import (
-    IDENTITY_KEYS, Device, Entry, History, TestHistory, device_history, group_devices,
-)
+from disklab.analysis.compare import METRIC_BY_NAME, Cell, planned_units
+from disklab.analysis.history import Device, Entry, History, TestHistory, device_history, group_devices
 from disklab.analysis.verdict import BETTER, WITHIN_NOISE, WORSE
 from disklab.report.compare import describe, format_value
 from disklab.report.html.charts import ChartSpec, SeriesSpec, log_scale, y_axis_label
 from disklab.report.html.provenance import runs_footer
 from disklab.report.metrics import better
 from disklab.report.labels import axis_label
+from disklab.store.groups import run_groups
+from disklab.store.records import RunRecord
 from disklab.store.repository import Store
 from disklab.web.links import Links
 from disklab.web.pages import render_template
 
 MAX_TICKS = 12  # run labels on a chart's x axis; more would overlap, so every k-th run is labelled
 # A device's history is paged, newest runs first: a page judges and draws this many runs whatever the device's
-# total (a device with 2,582 runs took 9 s and 17 MB as one page).
-HISTORY_PAGE_RUNS = 200
+# total (a device with 2,582 runs took 9 s and 17 MB as one page, 1.3 s and 1.4 MB a page of 200; bench/web.py).
+HISTORY_PAGE_RUNS = 20
 # Runs before a page read as the baseline of its first steps: a test missing from all of them starts the page unjudged.
 CONTEXT_RUNS = 20
 
 
 def store_devices(store: Store) -> tuple[Device, ...]:
     """Every run's device, from the keys of its environment that name it."""
-    envs = store.values_of_runs("run_env", IDENTITY_KEYS)
-    return group_devices((info, envs.get(info.id, {})) for info in store.list_runs())
+    return group_devices(run_groups(store))
 
 
 def devices_page(store: Store, links: Links) -> str:
@@ -47,23 +46,35 @@ def device_page(store: Store, key: str, links: Links, page: int = 1) -> str:
     shown = page_runs(device, page)
     if not shown:
         raise NotFound(f"device {key!r} has {history_pages(device)} page(s) of history, not {page}")
-    # The runs just before the page are read too, so that the page's first steps are judged against their runs.
-    first = device.runs.index(shown[0])
-    context = device.runs[max(0, first - CONTEXT_RUNS):first]
-    history = device_history(device, [store.get_run(info.id) for info in (*context, *shown)])
+    records = [store.get_run(run_id) for run_id in shown]
+    history = device_history(device, [*_context(store, device, records), *records])
     return render_device_page(history, links, page)
 
 
+def _context(store: Store, device: Device, records: list[RunRecord]) -> list[RunRecord]:
+    """The runs just before the page's `records`, so that the page's first steps are judged against their runs: read
+    newest first until each test of the page has its previous run, or CONTEXT_RUNS were read."""
+    wanted = {key for record in records for key in planned_units(record)}
+    first = device.run_ids.index(records[0].info.id)
+    context = []
+    for run_id in reversed(device.run_ids[max(0, first - CONTEXT_RUNS):first]):
+        if not wanted:
+            break
+        context.append(store.get_run(run_id))
+        wanted -= planned_units(context[-1]).keys()
+    return context[::-1]
+
+
 def history_pages(device: Device) -> int:
-    return max(1, -(-len(device.runs) // HISTORY_PAGE_RUNS))
+    return max(1, -(-len(device.run_ids) // HISTORY_PAGE_RUNS))
 
 
-def page_runs(device: Device, page: int) -> tuple:
-    """The runs of one page (1 = the newest HISTORY_PAGE_RUNS), oldest first, as device.runs holds them."""
+def page_runs(device: Device, page: int) -> tuple[int, ...]:
+    """The run ids of one page (1 = the newest HISTORY_PAGE_RUNS), oldest first, as device.run_ids holds them."""
     if not 1 <= page <= history_pages(device):
         return ()
-    end = len(device.runs) - (page - 1) * HISTORY_PAGE_RUNS
-    return device.runs[max(0, end - HISTORY_PAGE_RUNS):end]
+    end = len(device.run_ids) - (page - 1) * HISTORY_PAGE_RUNS
+    return device.run_ids[max(0, end - HISTORY_PAGE_RUNS):end]
 
 
 def render_devices_page(devices: Sequence[Device], links: Links) -> str:
@@ -91,14 +102,15 @@ class RowView:
 def render_device_page(history: History, links: Links, page: int = 1) -> str:
     """One page of the history: the page's runs, judged against the runs before them that `history` also holds."""
     device = history.device
-    shown = {info.id for info in page_runs(device, page)}
+    shown = set(page_runs(device, page))
     tests = [replace(test, entries=tuple(e for e in test.entries if e.run.id in shown)) for test in history.tests]
     disk = " + ".join(dict.fromkeys(model for model, _ in device.disks)) or device.label  # serials stay off images
-    views = tuple(_test_view(test, n, history.tolerance_percent, disk)
+    paged = history_pages(device) > 1
+    views = tuple(_test_view(test, n, history.tolerance_percent, disk, paged)
                   for n, test in enumerate((t for t in tests if t.entries), start=1))
     return render_template(
         "device.html.j2", links, title=device.label, history=history, device=device, tests=views,
-        runs=[info for info in device.runs if info.id in shown][::-1], page=page, pages=history_pages(device),
+        runs=[info for info in history.runs if info.id in shown][::-1], page=page, pages=history_pages(device),
         change_points=sum(test.change_points for test in tests),
     )
 
@@ -108,7 +120,7 @@ def compare_pairs(history: History) -> set[tuple[int, int]]:
     return {(e.previous.id, e.run.id) for test in history.tests for e in test.entries if e.previous is not None}
 
 
-def _test_view(test: TestHistory, n: int, tolerance_percent: float, disk: str) -> TestView:
+def _test_view(test: TestHistory, n: int, tolerance_percent: float, disk: str, paged: bool) -> TestView:
     headings = tuple(f"{column.direction} {METRIC_BY_NAME[column.metric].label}" for column in test.columns)
     rows = []
     for previous, entry in zip((None, *test.entries), test.entries):
@@ -119,7 +131,7 @@ def _test_view(test: TestHistory, n: int, tolerance_percent: float, disk: str) -
             for i, (cell, heading) in enumerate(zip(entry.cells, headings))
         )
         rows.append(RowView(entry, cells, changed))
-    return TestView(test, f"{test.label} · {describe(test.key)}", headings, tuple(rows), _chart(test, n, disk))
+    return TestView(test, f"{test.label} · {describe(test.key)}", headings, tuple(rows), _chart(test, n, disk, paged))
 
 
 def _cell(cell: Cell, before: Cell | None, heading: str, metric: str, entry: Entry, changed: tuple[str, ...],
@@ -151,8 +163,9 @@ def _condition_value(name: str, value) -> str:
     return "none" if value is None else axis_label(name, value)
 
 
-def _chart(test: TestHistory, n: int, disk: str) -> tuple[ChartSpec, object] | None:
-    """The test's main figure run after run, a line per direction: MB/s for sequential tests, else IOPS (or TPS)."""
+def _chart(test: TestHistory, n: int, disk: str, paged: bool = False) -> tuple[ChartSpec, object] | None:
+    """The test's main figure run after run, a line per direction: MB/s for sequential tests, else IOPS (or TPS);
+    `paged`: the entries are one page's, and the caption says so."""
     from markupsafe import Markup
 
     from disklab.report.html.svg import render_svg
@@ -179,7 +192,8 @@ def _chart(test: TestHistory, n: int, disk: str) -> tuple[ChartSpec, object] | N
     best_of = sorted({e.run.options["best_of"] for e in test.entries if e.run.options.get("best_of")})
     spec = ChartSpec(
         id=f"history-{n}", kind="line", title=f"{unit} run after run · {test.label}",
-        caption=f"{unit} of each run of this test on this device, oldest first, evenly spaced (not to time scale)"
+        caption=f"{unit} of each run of this test on this device{' on this page' * paged}, oldest first, evenly "
+        "spaced (not to time scale)"
         + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else "")
         + (f" · change points at run {', '.join(map(str, moved))}" if moved else " · no change beyond noise")
         + (f" · runs made with --best-of: their best pass (best of {'/'.join(map(str, best_of))})" if best_of else ""),

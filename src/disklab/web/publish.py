@@ -127,7 +127,7 @@ def _write_site(site: _Site, store: Store) -> tuple[int, int, int]:
     devices = store_devices(store)
     comparisons = 0
     for device in devices:  # every run belongs to one device: each run's record is read once
-        records = {info.id: store.get_run(info.id) for info in device.runs}
+        records = {run_id: store.get_run(run_id) for run_id in device.run_ids}
         for record in records.values():
             _write_run(site, store, record, generated_at)
         history = device_history(device, list(records.values()))
@@ -138,7 +138,7 @@ def _write_site(site: _Site, store: Store) -> tuple[int, int, int]:
             site.write(_page(StaticLinks(0).compare(pair)), html)
             comparisons += 1
     site.write(_page(StaticLinks(0).devices()), render_devices_page(devices, StaticLinks(1)))
-    runs = sum(len(d.runs) for d in devices)
+    runs = sum(len(d.run_ids) for d in devices)
     site.write(_page(StaticLinks(0).runs()), _index(store, runs))
     return runs, len(devices), comparisons
 
