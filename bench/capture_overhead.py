@@ -2,10 +2,12 @@
 
 Run by hand as root (not part of the tests):
 
-    .venv/bin/python bench/capture_overhead.py --rounds 5 --runtime 5s --size 1GiB [--sparse] [--method tracefs]
+    .venv/bin/python bench/capture_overhead.py --rounds 5 --runtime 5s --size 1GiB [--sparse] [--direct-io]
 
 A loop device over a file in /var/tmp (written in full by fio first, unless --sparse: reads of a hole never reach
-the backing file's pages, so they come faster and trace more events per second). Each round runs A (fio alone:
+the backing file's pages, so they come faster and trace more events per second). The loop device reads its backing
+file through the page cache (300k+ IOPS here: the kernel's cost per traced event weighs most), or with --direct-io
+the disk under /var/tmp itself (its 100-150k IOPS: a capture of a real disk's workload). Each round runs A (fio alone:
 random 4 KiB reads, QD32, direct, libaio) then B (the same fio while `disklab capture LOOPDEV` runs from before fio
 starts until after it ends), so that drift on a shared machine falls on both alike. Per round: IOPS alone, IOPS
 under capture, their ratio, the share of a CPU the capture process took while fio ran (less noisy than the ratio on
@@ -106,6 +108,7 @@ def main() -> None:
     parser.add_argument("--sparse", action="store_true", help="leave the backing file sparse (not written first)")
     parser.add_argument("--method", default="tracefs", choices=("tracefs", "blktrace", "auto"))
     parser.add_argument("--engine", default="libaio", choices=("libaio", "io_uring"))
+    parser.add_argument("--direct-io", action="store_true", help="the loop device reads the disk, not the page cache")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root: loop devices and the kernel's tracing are root-only")
@@ -119,14 +122,15 @@ def main() -> None:
                 subprocess.run(["fio", "--name=fill", f"--filename={backing}", "--rw=write", "--bs=1M",
                                 f"--size={args.size}", "--ioengine=psync", "--end_fsync=1", "--output=/dev/null"],
                                check=True, capture_output=True)
-            device = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True, capture_output=True,
-                                    text=True).stdout.strip()
+            device = subprocess.run(["losetup", "--find", "--show", f"--direct-io={'on' if args.direct_io else 'off'}",
+                                     str(backing)], check=True, capture_output=True, text=True).stdout.strip()
             print(f"random 4 KiB reads, QD32, {args.engine}, {args.runtime} per run, on {device} over a "
-                  f"{'sparse' if args.sparse else 'written'} {args.size} file in /var/tmp; capture --method "
+                  f"{'sparse' if args.sparse else 'written'} {args.size} file in /var/tmp (read "
+                  f"{'direct' if args.direct_io else 'through the page cache'}); capture --method "
                   f"{args.method}; {args.rounds} rounds of A (fio alone) then B (fio under capture); load average "
                   f"{os.getloadavg()[0]:.2f}", flush=True)
-            # Warm-up: the backing file read whole into the page cache (the loop device reads through it), so that
-            # the first round does not read the disk under /var/tmp.
+            # Warm-up: the backing file read whole into the page cache (unless --direct-io, the loop device reads
+            # through it), so that the first round does not read the disk under /var/tmp.
             subprocess.run(["fio", "--name=warm", f"--filename={device}", "--rw=read", "--bs=1M", "--direct=1",
                             "--output=/dev/null"], check=True, capture_output=True)
             ratios = []
