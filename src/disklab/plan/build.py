@@ -3,13 +3,15 @@
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from disklab.errors import UserError
-from disklab.plan.estimate import Estimate, plan_estimate
 from disklab.suite.model import Group, Suite, TestSpec
 from disklab.suite.params import PARAMS
 from disklab.units import format_size, human_size, parse_size
+
+if TYPE_CHECKING:
+    from disklab.plan.estimate import Estimate
 
 # Regions and job slices start on this boundary (direct I/O needs aligned offsets).
 ALIGNMENT = 1024**2
@@ -61,9 +63,11 @@ class Plan:
         sets = {file_set_name(t): t.nrfiles * t.filesize for t in self.tests if t.file_set}
         return sum(sets.values())
 
-    def estimate(self, layout_bytes: int = 0, passes: int = 1) -> Estimate:
+    def estimate(self, layout_bytes: int = 0, passes: int = 1) -> "Estimate":
         """How long the run takes as its schedule carries it out (plan/estimate.py): every step a search or rounds
-        may take, every pass."""
+        may take, every pass. Loaded here: show and report read plans without estimating them."""
+        from disklab.plan.estimate import plan_estimate
+
         return plan_estimate(self.suite, self.tests, layout_bytes, passes)
 
     def estimated_seconds(self, layout_bytes: int = 0) -> float:
