@@ -31,6 +31,7 @@ BLOCK_EVENTS = ("block_rq_issue", "block_rq_complete", "block_rq_requeue")
 READ_EVERY_S = 0.1  # a 16 MiB buffer per CPU holds seconds of events at 100k+ IOPS: reading 10 times a second is ample
 PIPE_BYTES = 1 << 20  # 256 pages moved per call
 TURNS = 8  # calls per CPU in a row
+LOST_STATS = ("overrun", "dropped events")  # a per-CPU stats file's lines of events overwritten or refused
 
 
 def tracefs_root(notify: Callable[[str], None]) -> Path:
@@ -209,7 +210,7 @@ def _events_recorded(instance: Path) -> int:
 
 
 def _lost_events(instance: Path) -> int:
-    return _summed(instance, ("overrun", "dropped events"))
+    return _summed(instance, LOST_STATS)
 
 
 def _summed(instance: Path, names: tuple[str, ...]) -> int:
@@ -219,7 +220,7 @@ def _summed(instance: Path, names: tuple[str, ...]) -> int:
 
 def lost_in_stats(text: str) -> int:
     """Events overwritten before they were read (overrun) or refused (dropped events), from a per-CPU stats file."""
-    return stats_count(text, ("overrun", "dropped events"))
+    return stats_count(text, LOST_STATS)
 
 
 def stats_count(text: str, names: tuple[str, ...]) -> int:
