@@ -211,6 +211,20 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE key GLOB 'devices' OR key GLOB 'device.*.model' OR key GLOB 'device.*.serial';
         """,
     ),
+    (
+        10,
+        "run identity, user and origin",
+        # uid: a run's identity in every store it is copied to (store copy and import skip a run already there);
+        # the numbers are each store's own. user_name: who ran it (a shared store has many). origin_json: where an
+        # imported bundle's run came from (its store, number and export time), NULL for a run made here.
+        """
+        ALTER TABLE runs ADD COLUMN uid TEXT;
+        UPDATE runs SET uid = lower(hex(randomblob(16)));
+        CREATE UNIQUE INDEX runs_by_uid ON runs (uid);
+        ALTER TABLE runs ADD COLUMN user_name TEXT;
+        ALTER TABLE runs ADD COLUMN origin_json TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -30,6 +30,9 @@ class RunInfo:
     planned_tests: int
     finished_tests: int
     name: str | None = None
+    uid: str = ""  # the run's identity in every store it is copied to (its number is each store's own)
+    user: str | None = None  # who ran it: the login name on its host (None: a run stored before disklab kept it)
+    origin: dict | None = None  # an imported bundle's run: the store, number and time it was exported from
 
     @property
     def shown_target(self) -> str:
@@ -108,12 +111,15 @@ class RunRecord:
 # answered by the index tests_by_run_host. RunInfo's fields in order, so that a row builds one without lookups.
 _RUN_SQL = {
     "options": "runs.options_json",
+    "user": "runs.user_name",
+    "origin": "runs.origin_json",
     "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
                       " OR json_extract(runs.options_json, '$.hosts') IS NULL))",
 }
 RUN_COLUMNS = ", ".join(_RUN_SQL.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
 _RUN_FIELDS = len(fields(RunInfo))
 _OPTIONS = [f.name for f in fields(RunInfo)].index("options")
+_ORIGIN = [f.name for f in fields(RunInfo)].index("origin")
 # A test's parsed columns; its job file and fio's output are read apart (RawText).
 TEST_COLUMNS = (
     "id, seq, label, params_json, started_at, finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host"
@@ -126,6 +132,7 @@ def run_info(row: sqlite3.Row) -> RunInfo:
     """A row selected with RUN_COLUMNS first."""
     values = list(row[:_RUN_FIELDS])
     values[_OPTIONS] = json.loads(values[_OPTIONS])
+    values[_ORIGIN] = None if values[_ORIGIN] is None else json.loads(values[_ORIGIN])
     return RunInfo(*values)
 
 

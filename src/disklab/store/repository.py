@@ -2,13 +2,14 @@
 
 import json
 import os
+import uuid
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from disklab.system.host import process_alive
+from disklab.system.host import login_name, process_alive
 from disklab.errors import UserError
 from disklab.fio.logs import Series
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
@@ -37,6 +38,7 @@ class NewRun:
     planned_tests: int
     name: str | None = None  # what the user calls the run, e.g. "old array"
     started_at: str | None = None  # None: now; an imported run keeps the time fio ran it
+    user: str | None = None  # None: the login name of this process (login_name)
 
 
 @dataclass(frozen=True)
@@ -91,22 +93,27 @@ class Store:
         self.close()
 
     def create_run(self, run: NewRun) -> int:
+        return self.insert_run({
+            "suite_name": run.suite_name, "suite_source": run.suite_source, "suite_text": run.suite_text,
+            "target": run.target, "target_kind": run.target_kind, "test_path": run.test_path,
+            "options_json": json.dumps(run.options, sort_keys=True), "status": "running",
+            "started_at": run.started_at or now_iso(), "disklab_version": run.disklab_version,
+            "fio_version": run.fio_version, "fio_engine": run.fio_engine, "hostname": run.hostname,
+            "kernel": run.kernel, "pid": os.getpid(), "planned_tests": run.planned_tests, "name": run.name,
+            "uid": uuid.uuid4().hex, "user_name": run.user or login_name(),
+        })
+
+    def insert_run(self, columns: dict) -> int:
+        """A runs row of these columns under the store's next number, which it returns."""
         with translate_errors(self.path):
-            cursor = self.conn.execute(
+            return self.conn.execute(
                 # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
-                """INSERT INTO runs (id, suite_name, suite_source, suite_text, target, target_kind, test_path,
-                   options_json, status, started_at, disklab_version, fio_version, fio_engine, hostname, kernel, pid,
-                   planned_tests, name)
-                   VALUES (1 + max(coalesce((SELECT max(id) FROM runs), 0),
-                                   coalesce((SELECT max(id) FROM deleted_runs), 0)),
-                           ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (
-                    run.suite_name, run.suite_source, run.suite_text, run.target, run.target_kind, run.test_path,
-                    json.dumps(run.options, sort_keys=True), run.started_at or now_iso(), run.disklab_version,
-                    run.fio_version, run.fio_engine, run.hostname, run.kernel, os.getpid(), run.planned_tests, run.name,
-                ),
-            )
-            return cursor.lastrowid
+                f"""INSERT INTO runs (id, {', '.join(columns)})
+                    VALUES (1 + max(coalesce((SELECT max(id) FROM runs), 0),
+                                    coalesce((SELECT max(id) FROM deleted_runs), 0)),
+                            {', '.join('?' * len(columns))}) RETURNING id""",
+                tuple(columns.values()),
+            ).fetchall()[0][0]  # every row fetched: SQLite ends an INSERT ... RETURNING only then
 
     def add_test(
         self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,

@@ -30,3 +30,17 @@ def process_alive(pid: int) -> bool:
     except (OSError, IndexError):
         return True
     return state not in ("Z", "X")
+
+
+def login_name() -> str:
+    """Who runs disklab: the user behind sudo (root-capable runs are usually started through it), else the account of
+    this process, else its number."""
+    sudo_user = os.environ.get("SUDO_USER")
+    if sudo_user:
+        return sudo_user
+    import pwd  # loaded only when a run is stored
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a uid without an account (a container's)
+        return str(os.getuid())
