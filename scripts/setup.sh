@@ -24,6 +24,7 @@ command -v mkfs.xfs >/dev/null || need_packages+=(xfsprogs)      # run --fs xfs
 command -v mkfs.btrfs >/dev/null || need_packages+=(btrfs-progs) # run --fs btrfs
 command -v lspci >/dev/null || need_packages+=(pciutils)         # the disk controller's name (PCI ID database)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
+compgen -G '/usr/lib/*/libpq.so.5' >/dev/null || need_packages+=(libpq5)  # a PostgreSQL store: psycopg's libpq
 if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)
 fi

@@ -7,7 +7,10 @@ import sqlite3
 from disklab.analysis.history import disks_of
 from disklab.env.registry import DEVICE_PREFIX, device_key
 from disklab.store.db import _statements
-from disklab.store.groups import IDENTITY_KEYS, _IDENTITY_WHERE, run_groups
+from disklab.store.dialect import SQLITE
+from disklab.store.groups import IDENTITY_KEYS, _identity_where, run_groups
+
+_IDENTITY_WHERE = _identity_where(SQLITE)
 from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
 from disklab.store.repository import Store
 from tests.unit.test_history import disk_env, run_at

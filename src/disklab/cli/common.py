@@ -9,7 +9,6 @@ from rich.text import Text
 from disklab.system.host import host_identity
 from disklab.errors import StoreError
 from disklab.report.terminal import terminal_rich_text, terminal_text
-from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.system.outputs import write_whole
 
@@ -20,14 +19,14 @@ def open_store(ctx: click.Context, write: bool = False) -> Store:
     Every command marks this host's runs whose disklab was killed as interrupted, so no list shows a dead run as
     running; a reading command reopens the store for writing only when there is such a run (and it can write).
     """
-    path = ctx.obj["db"] or default_store_path()
+    location = store_location(ctx)
     hostname = host_identity().hostname
-    store = Store(path, read_only=not write)
+    store = Store(location, read_only=not write)
     if write:
         store.mark_abandoned_runs(hostname)
     elif store.abandoned_runs(hostname):
         try:
-            writer = Store(path)
+            writer = Store(location)
         except StoreError:
             return store  # read-only media, a damaged file: list as it stands
         try:
@@ -38,6 +37,13 @@ def open_store(ctx: click.Context, write: bool = False) -> Store:
         store.close()
         store = writer
     return store
+
+
+def store_location(ctx: click.Context):
+    """The store the command line, the environment or the config file names, else the default file."""
+    from disklab.store.locations import configured_location
+
+    return ctx.find_root().obj["store"] or configured_location()
 
 
 def converter(parse):

@@ -49,19 +49,20 @@ def complete_run(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     return ([last] if runs and not incomplete else []) + [CompletionItem(str(run.id), help=_run_help(run)) for run in runs]
 
 
-def _store_path(ctx: click.Context) -> Path:
-    """--db (or DISKLAB_DB) as the root command parsed it for completion, else the default store."""
-    from disklab.store.db import default_store_path
+def _store_path(ctx: click.Context) -> Path | str:
+    """--store or --db (or their variables) as the root command parsed them for completion, else the configured."""
+    from disklab.store.locations import configured_location, parse_location
 
-    return ctx.find_root().params.get("db") or default_store_path()
+    params = ctx.find_root().params
+    return parse_location(params["store"]) if params.get("store") else params.get("db") or configured_location()
 
 
-def _stored_runs(path: Path, incomplete: str) -> list:
+def _stored_runs(location: Path | str, incomplete: str) -> list:
     from disklab.store.repository import Store
 
-    if not path.is_file():  # opening would create a store
+    if isinstance(location, Path) and not location.is_file():  # opening would create a store
         return []
-    with Store(path, read_only=True) as store:
+    with Store(location, read_only=True) as store:
         if incomplete:
             return [run for run in store.list_runs() if str(run.id).startswith(incomplete)]
         return store.list_runs(limit=NEWEST_RUNS_OFFERED)

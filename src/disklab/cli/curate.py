@@ -12,7 +12,7 @@ from disklab.report.runs import counted_tests
 from disklab.store.curation import still_running
 from disklab.store.names import run_name
 from disklab.store.records import RunInfo
-from disklab.store.repository import RunFilter
+from disklab.store.filters import RunFilter
 
 
 @click.command(epilog=examples(
@@ -58,7 +58,7 @@ def delete(ctx, run_refs, yes):
                 _say("nothing deleted")
                 return
         store.delete_runs(run_ids)
-        _say(f"deleted {_runs(len(infos))} ({', '.join(str(i) for i in sorted(run_ids))}) from {store.path}")
+        _say(f"deleted {_runs(len(infos))} ({', '.join(str(i) for i in sorted(run_ids))}) from {store.name}")
 
 
 def _interactive() -> bool:

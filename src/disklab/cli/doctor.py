@@ -4,11 +4,10 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from disklab.cli.common import stdout_console
+from disklab.cli.common import stdout_console, store_location
 from disklab.cli.helptext import examples
 from disklab.database.leftovers import cluster_leftovers
 from disklab.env.doctor import run_checks
-from disklab.store.db import default_store_path
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
@@ -20,7 +19,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 @click.pass_context
 def doctor(ctx, target):
     """Check fio, its engines, direct I/O on a target and the results store."""
-    checks = run_checks(target, ctx.obj["db"] or default_store_path(), cluster_leftovers)
+    checks = run_checks(target, store_location(ctx), cluster_leftovers)
     table = Table()
     for heading in ("Check", "Status", "Detail"):
         table.add_column(heading)

@@ -37,7 +37,7 @@ def import_run(ctx, files, name):
             with open_store(ctx, write=True) as store:
                 for run in imported:
                     try:
-                        _report(run, _store_counted(store, run, name, stored), store.path)
+                        _report(run, _store_counted(store, run, name, stored), store.name)
                     except UserError as error:  # the store refused it; its transaction left nothing
                         refused[run.source] = str(error)
     except KeyboardInterrupt:
@@ -82,14 +82,14 @@ def _store_counted(store: Store, run: ImportedRun, name: str | None, stored: lis
     return run_id
 
 
-def _report(run: ImportedRun, run_id: int, store_path: Path) -> None:
+def _report(run: ImportedRun, run_id: int, store_name: str) -> None:
     hosts = {t.host for t in run.tests if t.host}
     on_hosts = f" from {len(hosts)} fio server{'s' if len(hosts) != 1 else ''}" if run.client_server else ""
     failed = f", {len(run.failed)} failed (fio reported an error)" if run.failed else ""
     console = stderr_console()
     console.print(
         f"{run.source}: {len(run.tests)} test{'s' if len(run.tests) != 1 else ''}{on_hosts}{failed} "
-        f"stored as run {run_id} in {store_path}", markup=False, highlight=False,
+        f"stored as run {run_id} in {store_name}", markup=False, highlight=False,
     )
     status, reason = run.outcome
     if status == "interrupted":

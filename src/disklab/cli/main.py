@@ -98,18 +98,37 @@ def _innermost_context(exc: BaseException) -> click.Context | None:
     "disklab compare 1 2                     # better, worse, within noise or inconclusive, test by test",
     "disklab report 1 2 -o report.html       # one offline HTML file: tables and charts"))
 @click.version_option(__version__, prog_name="disklab")
+@click.option("--store", metavar="FILE|URL", envvar="DISKLAB_STORE",
+              help="Results store: a SQLite file or a postgresql:// URL a lab shares (default: the config file's "
+                   "store line, else $DISKLAB_HOME/results.db or ~/.local/share/disklab/results.db).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), envvar="DISKLAB_DB",
-              help="Results store (default: $DISKLAB_HOME/results.db or ~/.local/share/disklab/results.db).")
+              help="Results store file (as --store FILE).")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None, debug: bool) -> None:
+def cli(ctx: click.Context, store: str | None, db: Path | None, debug: bool) -> None:
     """Storage benchmarks driven by fio, with every result kept for later.
 
     Exit codes: 0 success, 1 run failed, 2 bad input, 3 refused for safety,
     4 fio missing or failed, 5 results store unusable, 6 PostgreSQL or pgbench
     missing or failed, 130 interrupted, 141 output pipe closed.
     """
-    ctx.obj = {"db": db, "debug": debug}
+    ctx.obj = {"store": chosen_store(ctx, store, db), "debug": debug}
+
+
+def chosen_store(ctx: click.Context, store: str | None, db: Path | None) -> Path | str | None:
+    """--store or --db, given on the command line before either in the environment; None: the config's or default."""
+    from click.core import ParameterSource
+
+    given = [value for name, value in (("store", store), ("db", db))
+             if value is not None and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+    if len(given) > 1:
+        raise click.UsageError("give --store or --db, not both")
+    chosen = given[0] if given else (store if store is not None else db)
+    if isinstance(chosen, str):
+        from disklab.store.locations import parse_location
+
+        return parse_location(chosen)
+    return chosen
 
 
 # Each command's module is imported only when that command runs (or help lists it): `disklab runs` must not pay

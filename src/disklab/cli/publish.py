@@ -4,9 +4,9 @@ from pathlib import Path
 
 import click
 
+from disklab.cli.common import store_location
 from disklab.cli.helptext import examples
 from disklab.cli.serve import check_store
-from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
 
@@ -18,19 +18,19 @@ from disklab.system.signals import interrupt_on_termination
               help="Folder to write the site into: new, empty, or one an earlier publish wrote (it is replaced whole); "
                    "a link to a folder is followed once and stays a link.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
-              help="Results store to publish (default: disklab's --db, $DISKLAB_DB or $DISKLAB_HOME/results.db).")
+              help="Results store file to publish (default: disklab's --store or --db, its environment, the config).")
 @click.pass_context
 def publish(ctx, output, db):
     """Write every run, device history and the comparisons they link to as static HTML into DIR (index.html);
     links are relative, so the folder works from a file system and from any web server. The site is written beside
     DIR and swapped in whole: a reader, or a kill, finds the previous site or the new one. Nothing is written to the
     store."""
-    path = db or ctx.obj["db"] or default_store_path()
-    check_store(path)
+    location = db or store_location(ctx)
+    check_store(location)
     from disklab.web.publish import publish as write_site  # jinja2 and the pages load only for this command
 
     # SIGTERM and SIGHUP as Ctrl-C: the new site in the making is removed, and the previous one stays.
-    with Store(path, read_only=True) as store, interrupt_on_termination():
+    with Store(location, read_only=True) as store, interrupt_on_termination():
         site = write_site(store, output)
     click.echo(f"published {site.runs:,} run{'s' * (site.runs != 1)}, {site.devices:,} device"
                f"{'s' * (site.devices != 1)} and {site.comparisons:,} comparison{'s' * (site.comparisons != 1)} "

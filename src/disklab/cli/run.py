@@ -363,7 +363,7 @@ def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str 
         from disklab.cli.show import print_results
 
         print_results(record, outcomes)
-    stderr_console().print(f"stored as run {run_id} in {store.path} (complete)", markup=False, highlight=False)
+    stderr_console().print(f"stored as run {run_id} in {store.name} (complete)", markup=False, highlight=False)
 
 
 def _print_plan(plan: Plan, target: Target | None, schedule) -> None:

@@ -10,7 +10,7 @@ from disklab.cli.common import converter, open_store, stdout_console, write_outp
 from disklab.cli.helptext import examples
 from disklab.report.runs import FORMATS, RUNS_EXPORTERS, RUNS_HEADINGS, run_cells
 from disklab.report.terminal import terminal_text
-from disklab.store.repository import RUN_STATUSES, RunFilter
+from disklab.store.filters import RUN_STATUSES, RunFilter
 
 DEFAULT_RUNS_SHOWN = 20
 _AGO = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -79,7 +79,7 @@ def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_
             click.echo(_counted(len(infos), matched, filtered), err=True)
         return
     if not infos:
-        click.echo("no stored run matches" if filtered else f"no runs stored yet in {terminal_text(str(store.path))}; "
+        click.echo("no stored run matches" if filtered else f"no runs stored yet in {terminal_text(store.name)}; "
                    "start one with 'disklab run quick --target DIR'")
         return
     table = Table()

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import click
 
+from disklab.cli.common import store_location
 from disklab.cli.helptext import examples
 from disklab.cli.options import WholeNumber
 from disklab.errors import StoreError
-from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
 
@@ -24,23 +24,23 @@ DEFAULT_PORT = 8740
 @click.option("--port", type=WholeNumber(0, 65535), default=DEFAULT_PORT, show_default=True,
               help="Port to listen on (0: any free port, printed at start).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
-              help="Results store to serve (default: disklab's --db, $DISKLAB_DB or $DISKLAB_HOME/results.db).")
+              help="Results store file to serve (default: disklab's --store or --db, its environment, the config).")
 @click.pass_context
 def serve(ctx, host, port, db):
     """Browse, search and compare the stored runs in a web browser; Ctrl-C stops it. Nothing is written."""
-    path = db or ctx.obj["db"] or default_store_path()
-    check_store(path)
+    location = db or store_location(ctx)
+    shown = check_store(location)
     from disklab.web.app import WebApp
     from disklab.web.server import listen
 
-    server = listen(WebApp(path), host, port)
+    server = listen(WebApp(location), host, port)
     if not _loopback(host):
         click.echo(f"disklab: warning: listening on {host}: anyone who can reach this machine can read every stored "
                    "run; use --host 127.0.0.1 to keep it to this machine", err=True)
     listening = getattr(server, "effective_listen", None) or [(server.effective_host, server.effective_port)]
     for address, bound_port in listening:
-        shown = f"[{address}]" if ":" in str(address) else address
-        click.echo(f"serving {path} read-only at http://{shown}:{bound_port}/ (Ctrl-C stops)")
+        shown_address = f"[{address}]" if ":" in str(address) else address
+        click.echo(f"serving {shown} read-only at http://{shown_address}:{bound_port}/ (Ctrl-C stops)")
     try:
         with interrupt_on_termination():
             server.run()  # waitress takes Ctrl-C (and so SIGTERM, SIGHUP) as the end of serving: exit 0
@@ -49,12 +49,14 @@ def serve(ctx, host, port, db):
     click.echo("stopped", err=True)
 
 
-def check_store(path: Path) -> None:
-    """A store that is not there is refused rather than created; a damaged one is refused before listening."""
-    if not path.is_file():
-        raise StoreError(f"there is no results store at {path}; give one with --db, or store a run first")
-    with Store(path, read_only=True) as store:
+def check_store(location: Path | str) -> str:
+    """A store file that is not there is refused rather than created; a damaged one, or a database that cannot be
+    reached, is refused before listening. Returns the store as messages name it."""
+    if isinstance(location, Path) and not location.is_file():
+        raise StoreError(f"there is no results store at {location}; give one with --store, or store a run first")
+    with Store(location, read_only=True) as store:
         store.count_runs()
+        return store.name
 
 
 def _loopback(host: str) -> bool:

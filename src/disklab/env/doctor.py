@@ -29,7 +29,7 @@ class Check:
     lines: tuple[str, ...] = ()  # printed after the table, one each, too long for a cell (a list of paths)
 
 
-def run_checks(target: str | None, store_path: Path,
+def run_checks(target: str | None, store_path: Path | str,
                more_leftovers: Callable[[str | None], list[Leftover]] = lambda target: []) -> list[Check]:
     """`more_leftovers`: what killed commands of a layer above this one left (a pgbench run's server and cluster)."""
     checks = []
@@ -103,7 +103,9 @@ def _leftovers_check(target: str | None, more: list[Leftover]) -> Check:
     return Check("leftovers", "fail" if kept else "warn", detail, lines)
 
 
-def _store_check(store_path: Path) -> Check:
+def _store_check(store_path: Path | str) -> Check:
+    if isinstance(store_path, str):  # a database the lab shares: reached, and its schema this disklab's
+        return _database_check(store_path)
     folder = store_path.parent
     existing = folder if folder.exists() else next((p for p in folder.parents if p.exists()), Path("/"))
     if not os.access(existing, os.W_OK):
@@ -115,3 +117,14 @@ def _store_check(store_path: Path) -> Check:
         return Check("results store", "fail", f"cannot write in {existing}: {exc.strerror or exc}; set DISKLAB_HOME "
                                               "or use --db")
     return Check("results store", "ok", str(store_path))
+
+
+def _database_check(url: str) -> Check:
+    from disklab.errors import StoreError
+    from disklab.store.repository import Store
+
+    try:
+        with Store(url, read_only=True) as store:
+            return Check("results store", "ok", f"{store.name} ({store.count_runs():,} runs)")
+    except StoreError as exc:
+        return Check("results store", "fail", str(exc))

@@ -135,27 +135,34 @@ def _checked_path(path: Path) -> Path:
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Each migration under the write lock, after reading the version again: of two processes opening an old store at
+    once, the second finds the first one's migrations done."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
-    current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
-    if current > LATEST_VERSION:
-        _refuse_newer(path, current)
     for version, name, sql in MIGRATIONS:
-        if version <= current:
+        if version <= _current_version(conn, path):
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (version, name, now_iso()),
-            )
+            if version > _current_version(conn, path):
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, now_iso()),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def _current_version(conn: sqlite3.Connection, path: Path) -> int:
+    current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+    if current > LATEST_VERSION:
+        _refuse_newer(path, current)
+    return current
 
 
 def _refuse_newer(path: Path, version: int) -> NoReturn:

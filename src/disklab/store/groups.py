@@ -7,12 +7,33 @@ Apart from repository.py (its size limit); the Store is passed in, as to notes.p
 import json
 from dataclasses import dataclass
 
-from disklab.store.db import translate_errors
+from disklab.store.dialect import POSTGRESQL, SQLITE, Dialect
 
 # The environment keys that name a run's disks: env/registry.py's "devices" and device.NAME.model / .serial.
 IDENTITY_KEYS = ("devices", "device.*.model", "device.*.serial")
-# Word for word the WHERE of migration 9's partial index, which SQLite reads only for a query that says the same.
-_IDENTITY_WHERE = " OR ".join(f"key GLOB '{pattern}'" for pattern in IDENTITY_KEYS)
+
+
+def _identity_where(dialect: Dialect) -> str:
+    """Word for word the WHERE of migration 9's partial index, which SQLite reads only for a query that says the same."""
+    return " OR ".join(dialect.like("key", pattern) for pattern in IDENTITY_KEYS)
+
+
+# The same grouping in each dialect's JSON functions (PostgreSQL groups jsonb: json has no equality).
+_GROUPS = {
+    SQLITE.name: f"""SELECT hostname, target, env, json_group_array(json_array(started_at, id)) AS runs FROM (
+                        SELECT runs.id, runs.started_at, runs.hostname, runs.target,
+                               (SELECT json_group_object(key, json(value_json)) FROM run_env
+                                WHERE run_env.run_id = runs.id AND ({_identity_where(SQLITE)})) AS env
+                        FROM runs)
+                    GROUP BY hostname, target, env""",
+    POSTGRESQL.name: f"""SELECT hostname, target, env::text AS env, json_agg(json_build_array(started_at, id))::text AS runs
+                    FROM (SELECT runs.id, runs.started_at, runs.hostname, runs.target,
+                                 COALESCE((SELECT jsonb_object_agg(key, value_json::jsonb) FROM run_env
+                                           WHERE run_env.run_id = runs.id AND ({_identity_where(POSTGRESQL)})),
+                                          '{{}}'::jsonb) AS env
+                          FROM runs) AS named
+                    GROUP BY hostname, target, env""",
+}
 
 
 @dataclass(frozen=True)
@@ -27,15 +48,8 @@ class RunGroup:
 
 def run_groups(store) -> list[RunGroup]:
     """Every stored run in its group: one read of the runs table and of the identity index."""
-    with translate_errors(store.path):
-        rows = store.conn.execute(
-            f"""SELECT hostname, target, env, json_group_array(json_array(started_at, id)) AS runs FROM (
-                    SELECT runs.id, runs.started_at, runs.hostname, runs.target,
-                           (SELECT json_group_object(key, json(value_json)) FROM run_env
-                            WHERE run_env.run_id = runs.id AND ({_IDENTITY_WHERE})) AS env
-                    FROM runs)
-                GROUP BY hostname, target, env"""
-        ).fetchall()
+    with store.errors():
+        rows = store.conn.execute(_GROUPS[store.dialect.name]).fetchall()
     return [RunGroup(row["hostname"], row["target"], json.loads(row["env"]),
                      tuple(sorted((started, run_id) for started, run_id in json.loads(row["runs"]))))
             for row in rows]

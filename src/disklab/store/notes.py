@@ -5,7 +5,7 @@ the Store is passed in (its connection, path and transaction), never imported, a
 """
 
 from disklab.errors import UserError
-from disklab.store.db import now_iso, translate_errors
+from disklab.store.db import now_iso
 from disklab.store.names import checked_text
 from disklab.store.records import Note
 
@@ -36,11 +36,11 @@ def clear_notes(store, run_id: int) -> int:
 
 
 def run_notes(store, run_id: int) -> tuple[Note, ...]:
-    with translate_errors(store.path):
+    with store.errors():
         rows = store.conn.execute("SELECT text, added_at FROM run_notes WHERE run_id = ? ORDER BY id", (run_id,))
         return tuple(Note(row["text"], row["added_at"]) for row in rows)
 
 
 def _check_run(store, run_id: int) -> None:
     if store.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-        raise UserError(f"there is no run {run_id} in {store.path}")
+        raise UserError(f"there is no run {run_id} in {store.name}")

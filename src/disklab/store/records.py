@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 
 from disklab.fio.logs import Series, SeriesPoint, series_order
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.store.dialect import Dialect
 
 
 @dataclass(frozen=True)
@@ -107,16 +108,18 @@ class RunRecord:
     notes: tuple[Note, ...] = ()  # oldest first
 
 
-# A run on many hosts counts its steps (the aggregates, host NULL), not each host's test of a step; the count is
-# answered by the index tests_by_run_host. RunInfo's fields in order, so that a row builds one without lookups.
-_RUN_SQL = {
-    "options": "runs.options_json",
-    "user": "runs.user_name",
-    "origin": "runs.origin_json",
-    "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
-                      " OR json_extract(runs.options_json, '$.hosts') IS NULL))",
-}
-RUN_COLUMNS = ", ".join(_RUN_SQL.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
+def run_columns(dialect: Dialect) -> str:
+    """RunInfo's fields in order, so that a row builds one without lookups. A run on many hosts counts its steps (the
+    aggregates, host NULL), not each host's test of a step; the count is answered by the index tests_by_run_host."""
+    hosts = dialect.json_key.format(column="runs.options_json", key="hosts")
+    computed = {
+        "options": "runs.options_json", "user": "runs.user_name", "origin": "runs.origin_json",
+        "finished_tests": "(SELECT COUNT(*) FROM tests WHERE tests.run_id = runs.id AND (tests.host IS NULL"
+                          f" OR {hosts} IS NULL))",
+    }
+    return ", ".join(computed.get(f.name, f"runs.{f.name}") for f in fields(RunInfo))
+
+
 _RUN_FIELDS = len(fields(RunInfo))
 _OPTIONS = [f.name for f in fields(RunInfo)].index("options")
 _ORIGIN = [f.name for f in fields(RunInfo)].index("origin")
@@ -129,7 +132,7 @@ _DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 
 
 
 def run_info(row: sqlite3.Row) -> RunInfo:
-    """A row selected with RUN_COLUMNS first."""
+    """A row selected with run_columns first."""
     values = list(row[:_RUN_FIELDS])
     values[_OPTIONS] = json.loads(values[_OPTIONS])
     values[_ORIGIN] = None if values[_ORIGIN] is None else json.loads(values[_ORIGIN])

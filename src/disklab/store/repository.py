@@ -4,7 +4,7 @@ import json
 import os
 import uuid
 from collections.abc import Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -15,9 +15,12 @@ from disklab.fio.logs import Series
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
+from disklab.store.dialect import POSTGRESQL, SQLITE
+from disklab.store.filters import RUN_ORDERS, RunFilter, where_clause
+from disklab.store.postgres import PostgresConnection, is_url
 from disklab.store.notes import run_notes
 from disklab.store.records import (
-    RUN_COLUMNS, TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
+    TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_columns, run_info, series_by_test, stored_test,
 )
 
 
@@ -41,34 +44,35 @@ class NewRun:
     user: str | None = None  # None: the login name of this process (login_name)
 
 
-@dataclass(frozen=True)
-class RunFilter:
-    """Which stored runs `list_runs` and `count_runs` take; a field left None matches every run."""
-
-    suite: str | None = None
-    targets: tuple[str, ...] = ()  # the target as given or as stored (absolute); any of them matches
-    host: str | None = None  # the machine that ran disklab, or a fio server one of the run's tests ran on
-    since: str | None = None  # ISO time in UTC (as started_at is stored): runs started then or later
-    until: str | None = None  # ISO time in UTC: runs started before then
-    name: str | None = None  # a part of the run's name, in any case
-    status: str | None = None  # one of RUN_STATUSES
-    ids: tuple[int, ...] = ()  # these runs only
-    device: str | None = None  # a part of the model of a disk under the target (run_env), in any case
-    text: str | None = None  # a part of the run's name, suite, target, host or a disk's model, in any case
-
-
 class Store:
-    def __init__(self, path: Path, read_only: bool = False):
-        self.path = path
+    """A results store: a SQLite file (a Path), or a PostgreSQL database (a postgresql:// URL) a lab shares."""
+
+    def __init__(self, location: Path | str, read_only: bool = False):
+        self.location = location  # a URL may hold a password: it is used to connect, never shown
         self.read_only = read_only
-        self.conn = connect(path, read_only)
+        if is_url(location):
+            self.path = None
+            self.conn = PostgresConnection(location, read_only)
+            self.name = self.conn.shown
+            self.dialect = POSTGRESQL
+        else:
+            self.path = Path(location)
+            self.conn = connect(self.path, read_only)
+            self.conn.create_function("casefold", 1, _casefold, deterministic=True)
+            self.name = str(self.path)
+            self.dialect = SQLITE
+        self.run_columns = run_columns(self.dialect)
         self.closed = False
 
     def close(self) -> None:
         self.conn.close()
         self.closed = True
-        if not self.read_only:
+        if not self.read_only and self.path is not None:
             remember_checked(self.path)
+
+    def errors(self):
+        """SQLite's failures as one StoreError line (a PostgreSQL connection raises its own)."""
+        return translate_errors(self.path) if self.path is not None else nullcontext()
 
     @contextmanager
     def transaction(self):
@@ -76,8 +80,8 @@ class Store:
         if self.conn.in_transaction:
             yield
             return
-        with translate_errors(self.path):
-            self.conn.execute("BEGIN IMMEDIATE")
+        with self.errors():
+            self.conn.execute(self.dialect.begin)
             try:
                 yield
                 self.conn.execute("COMMIT")
@@ -105,14 +109,12 @@ class Store:
 
     def insert_run(self, columns: dict) -> int:
         """A runs row of these columns under the store's next number, which it returns."""
-        with translate_errors(self.path):
+        number = self.dialect.next_run_id
+        names = ", ".join((*(("id",) if number else ()), *columns))
+        values = ", ".join((*((number,) if number else ()), *("?" * len(columns))))
+        with self.errors():
             return self.conn.execute(
-                # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
-                f"""INSERT INTO runs (id, {', '.join(columns)})
-                    VALUES (1 + max(coalesce((SELECT max(id) FROM runs), 0),
-                                    coalesce((SELECT max(id) FROM deleted_runs), 0)),
-                            {', '.join('?' * len(columns))}) RETURNING id""",
-                tuple(columns.values()),
+                f"INSERT INTO runs ({names}) VALUES ({values}) RETURNING id", tuple(columns.values())
             ).fetchall()[0][0]  # every row fetched: SQLite ends an INSERT ... RETURNING only then
 
     def add_test(
@@ -125,13 +127,13 @@ class Store:
             test_id = self.conn.execute(
                 """INSERT INTO tests (run_id, seq, label, params_json, jobfile, fio_output, fio_stderr, started_at,
                    finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
                 (
                     run_id, seq, label, json.dumps(params, sort_keys=True), jobfile, fio_output, fio_stderr,
                     started_at, now_iso(), job.usr_cpu_percent, job.sys_cpu_percent,
                     seq if plan_index is None else plan_index, attempt, host,
                 ),
-            ).lastrowid
+            ).fetchall()[0][0]
             for m in job.directions:
                 self.conn.execute(
                     f"""INSERT INTO metrics (test_id, direction, iops, bw_bytes_per_s, io_bytes, total_ios, runtime_ms,
@@ -151,22 +153,23 @@ class Store:
 
     def next_seq(self, run_id: int) -> int:
         """The seq of the run's next test (a step on many hosts stores one test per host and their aggregate)."""
-        with translate_errors(self.path):
+        with self.errors():
             row = self.conn.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM tests WHERE run_id = ?", (run_id,)).fetchone()
             return row[0]
 
     def remove_host_tests(self, run_id: int, plan_index: int, attempt: int) -> None:
         """A step on many hosts is stored host by host, then its aggregate: one cut off in between is run again whole."""
-        with translate_errors(self.path):
+        with self.errors():
             self.conn.execute(
                 "DELETE FROM tests WHERE run_id = ? AND plan_index = ? AND attempt = ? AND host IS NOT NULL",
                 (run_id, plan_index, attempt),
             )
 
     def add_flag(self, test_id: int, flag: str, message: str) -> None:
-        with translate_errors(self.path):
+        with self.errors():
             self.conn.execute(
-                "INSERT OR REPLACE INTO test_flags (test_id, flag, message) VALUES (?, ?, ?)", (test_id, flag, message)
+                "INSERT INTO test_flags (test_id, flag, message) VALUES (?, ?, ?)"
+                " ON CONFLICT (test_id, flag) DO UPDATE SET message = excluded.message", (test_id, flag, message)
             )
 
     def set_run_values(self, table: str, run_id: int, values: dict) -> None:
@@ -175,27 +178,29 @@ class Store:
             raise ValueError(table)
         with self.transaction():  # one commit, not one per key
             self.conn.executemany(
-                f"INSERT OR REPLACE INTO {table} (run_id, key, value_json) VALUES (?, ?, ?)",
+                f"INSERT INTO {table} (run_id, key, value_json) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id, key) DO UPDATE SET value_json = excluded.value_json",
                 ((run_id, key, json.dumps(value)) for key, value in values.items()),
             )
 
     def run_values(self, table: str, run_id: int) -> dict:
         if table not in ("run_env", "run_outcomes"):
             raise ValueError(table)
-        with translate_errors(self.path):
+        with self.errors():
             rows = self.conn.execute(f"SELECT key, value_json FROM {table} WHERE run_id = ? ORDER BY key", (run_id,))
             return {row["key"]: json.loads(row["value_json"]) for row in rows}
 
     def add_smart(self, run_id: int, device: str, phase: str, data: dict) -> None:
-        with translate_errors(self.path):
+        with self.errors():
             self.conn.execute(
-                "INSERT OR REPLACE INTO run_smart (run_id, device, phase, data_json) VALUES (?, ?, ?, ?)",
+                "INSERT INTO run_smart (run_id, device, phase, data_json) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (run_id, device, phase) DO UPDATE SET data_json = excluded.data_json",
                 (run_id, device, phase, json.dumps(data)),
             )
 
     def smart(self, run_id: int) -> dict[str, dict[str, dict]]:
         """{device: {phase: data}} as smartctl reported it."""
-        with translate_errors(self.path):
+        with self.errors():
             rows = self.conn.execute("SELECT device, phase, data_json FROM run_smart WHERE run_id = ?", (run_id,))
             result: dict[str, dict[str, dict]] = {}
             for row in rows:
@@ -204,20 +209,22 @@ class Store:
 
     def reopen_run(self, run_id: int) -> None:
         """A resumed run runs again, in this process; its options keep when ('resumed'), for its header to say."""
-        with translate_errors(self.path):
+        with self.transaction():
+            (options_json,) = self.conn.execute("SELECT options_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            options = json.loads(options_json)
+            options["resumed"] = [*options.get("resumed", ()), now_iso()]
             self.conn.execute("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ?, "
-                              "options_json = json_set(options_json, '$.resumed', json_insert(COALESCE(json_extract("
-                              "options_json, '$.resumed'), json_array()), '$[#]', ?)) WHERE id = ?",
-                              (os.getpid(), now_iso(), run_id))
+                              "options_json = ? WHERE id = ?",
+                              (os.getpid(), json.dumps(options, sort_keys=True), run_id))
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
-        with translate_errors(self.path):
+        with self.errors():
             self.conn.execute("UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                               (status, error, now_iso(), run_id))
 
     def abandoned_runs(self, hostname: str) -> list[int]:
         """Runs still running whose process is gone: this host's, and imports (fio names their hosts); reading only."""
-        with translate_errors(self.path):
+        with self.errors():
             rows = self.conn.execute("SELECT id, pid, hostname, options_json FROM runs WHERE status = 'running'")
             return [row["id"] for row in rows if (row["hostname"] == hostname or "imported_from" in
                                                   json.loads(row["options_json"])) and not process_alive(row["pid"])]
@@ -232,67 +239,29 @@ class Store:
     ) -> list[RunInfo]:
         """Newest first, or by `order` (a key of RUN_ORDERS, '-' before it for descending), skipping `offset`;
         reads the runs table and counts tests through an index, never the tests' raw text."""
-        clause, args = self._where(where)
+        clause, args = where_clause(where, self.dialect)
         column = RUN_ORDERS[order.removeprefix("-")]
         direction = "DESC" if order.startswith("-") else "ASC"
+        nulls = " NULLS LAST" if order.startswith("-") else " NULLS FIRST"  # SQLite's own order, said for both
+        text_order = "" if column == "runs.id" else self.dialect.text_order
         limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
-        with translate_errors(self.path):
+        with self.errors():
             rows = self.conn.execute(
-                f"SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY {column} {direction}, runs.id {direction}"
+                f"SELECT {self.run_columns} FROM runs{clause} ORDER BY {column}{text_order} {direction}{nulls}, "
+                f"runs.id {direction}"
                 + (" LIMIT ? OFFSET ?" if limit else ""),
                 (*args, limit, offset) if limit else args,
             ).fetchall()
         return [run_info(row) for row in rows]
 
     def count_runs(self, where: RunFilter = RunFilter()) -> int:
-        clause, args = self._where(where)
-        with translate_errors(self.path):
+        clause, args = where_clause(where, self.dialect)
+        with self.errors():
             return self.conn.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
-
-    def _where(self, where: RunFilter) -> tuple[str, tuple]:
-        conditions, args = [], []
-        if where.suite is not None:
-            conditions.append("runs.suite_name = ?")
-            args.append(where.suite)
-        if where.targets:
-            conditions.append(f"runs.target IN ({', '.join('?' * len(where.targets))})")
-            args.extend(where.targets)
-        if where.host is not None:
-            conditions.append(
-                "(runs.hostname = ? OR EXISTS (SELECT 1 FROM tests WHERE tests.run_id = runs.id AND tests.host = ?))"
-            )
-            args.extend((where.host, where.host))
-        if where.since is not None:
-            conditions.append("runs.started_at >= ?")
-            args.append(where.since)
-        if where.until is not None:
-            conditions.append("runs.started_at < ?")
-            args.append(where.until)
-        # SQLite's LIKE and lower() fold ASCII only; names and models are text in any script.
-        self.conn.create_function("casefold", 1, _casefold, deterministic=True)
-        if where.name is not None:
-            conditions.append("instr(casefold(runs.name), ?) > 0")
-            args.append(where.name.casefold())
-        if where.device is not None:
-            conditions.append(_DEVICE_MODEL_MATCHES)
-            args.append(where.device.casefold())
-        if where.text is not None:
-            columns = ("runs.name", "runs.suite_name", "runs.target", "runs.hostname")
-            conditions.append(
-                "(" + " OR ".join([*(f"instr(casefold({c}), ?) > 0" for c in columns), _DEVICE_MODEL_MATCHES]) + ")"
-            )
-            args.extend([where.text.casefold()] * (len(columns) + 1))
-        if where.status is not None:
-            conditions.append("runs.status = ?")
-            args.append(where.status)
-        if where.ids:
-            conditions.append(f"runs.id IN ({', '.join('?' * len(where.ids))})")
-            args.extend(where.ids)
-        return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
     def resolve_run_id(self, ref: str) -> int:
         """'last', 'last~1' (the one before), or a run number."""
-        with translate_errors(self.path):
+        with self.errors():
             if ref == "last" or ref.startswith("last~"):
                 back = ref.removeprefix("last").removeprefix("~") or "0"
                 if not _run_number(back):
@@ -304,14 +273,14 @@ class Store:
             if not _run_number(ref):
                 raise UserError(f"{ref!r} is not a run: use a run number, 'last' or 'last~N'")
             if self.conn.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
-                raise UserError(f"there is no run {ref} in {self.path}")
+                raise UserError(f"there is no run {ref} in {self.name}")
             return int(ref)
 
     def rename_run(self, run_id: int, name: str | None) -> None:
         """None removes the name; the name is checked by store/names.py's run_name before it gets here."""
-        with translate_errors(self.path):
+        with self.errors():
             if self.conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id)).rowcount == 0:
-                raise UserError(f"there is no run {run_id} in {self.path}")
+                raise UserError(f"there is no run {run_id} in {self.name}")
 
     def delete_runs(self, run_ids: Sequence[int]) -> None:
         """The runs and everything of theirs, all in one transaction or none of it."""
@@ -320,12 +289,12 @@ class Store:
 
     def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:
         """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
-        with translate_errors(self.path):
+        with self.errors():
             row = self.conn.execute(
-                f"SELECT {RUN_COLUMNS}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
+                f"SELECT {self.run_columns}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
             ).fetchone()
             if row is None:
-                raise UserError(f"there is no run {run_id} in {self.path}")
+                raise UserError(f"there is no run {run_id} in {self.name}")
             test_rows = self.conn.execute(
                 f"SELECT {TEST_COLUMNS} FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
@@ -363,25 +332,14 @@ class Store:
     def raw_text(self, run_id: int) -> dict[int, tuple[str, str]]:
         """{test id: (jobfile, fio_output)} of a run; a record read before the store was closed reopens it."""
         if self.closed:
-            with Store(self.path, read_only=True) as reopened:
+            with Store(self.location, read_only=True) as reopened:
                 return reopened.raw_text(run_id)
-        with translate_errors(self.path):
+        with self.errors():
             rows = self.conn.execute("SELECT id, jobfile, fio_output FROM tests WHERE run_id = ?", (run_id,))
             return {row["id"]: (row["jobfile"], row["fio_output"]) for row in rows}
 
 
 _SQLITE_MAX_INT = 2**63 - 1
-# The runs list's sort keys (list_runs' order) and the column each sorts by; ties go by run number.
-RUN_ORDERS = {
-    "id": "runs.id", "started": "runs.started_at", "name": "runs.name", "suite": "runs.suite_name",
-    "target": "runs.target", "host": "runs.hostname", "status": "runs.status",
-}
-# A disk under the run's target whose model (env/registry.py's device.<name>.model, a JSON text) contains ?.
-_DEVICE_MODEL_MATCHES = (
-    "EXISTS (SELECT 1 FROM run_env WHERE run_env.run_id = runs.id AND run_env.key GLOB 'device.*.model'"
-    " AND instr(casefold(CAST(json_extract(run_env.value_json, '$') AS TEXT)), ?) > 0)"
-)
-RUN_STATUSES = ("running", "complete", "interrupted", "failed")  # the runs table's CHECK (migrations.py)
 _PERCENTILE_COLUMNS = ", ".join(f"clat_{p}_ns" for p in PERCENTILES.values())
 
 

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterable
 
 from disklab.errors import UserError
-from disklab.store.db import translate_errors
 from disklab.store.records import RunInfo
 from disklab.store.repository import Store
 
@@ -32,13 +31,14 @@ def resolve_refs(store: Store, refs: Iterable[str]) -> list[int]:
 
 
 def _series_runs(store: Store, run_id: int, ref: str) -> list[int]:
-    with translate_errors(store.path):
+    with store.errors():
         (options_json,) = store.conn.execute("SELECT options_json FROM runs WHERE id = ?", (run_id,)).fetchone()
         options = json.loads(options_json)
         if "configuration" not in options:
             raise UserError(f"{ref}: run {run_id} is of no series (a series is made by run --condition, --fs, "
                             "--write-cache or --overprovision)")
         head = options.get("series", run_id)
-        rows = store.conn.execute("SELECT id FROM runs WHERE id = ? OR json_extract(options_json, '$.series') = ? "
-                                  "ORDER BY id", (head, head)).fetchall()
+        series = store.dialect.json_key.format(column="options_json", key="series")
+        rows = store.conn.execute(f"SELECT id FROM runs WHERE id = ? OR {series} = ? ORDER BY id",
+                                  (head, str(head))).fetchall()
     return [row[0] for row in rows]

@@ -15,7 +15,8 @@ from werkzeug.wrappers import Request, Response
 
 from disklab.errors import StoreError, UserError
 from disklab.store.records import RunRecord
-from disklab.store.repository import RUN_ORDERS, RUN_STATUSES, RunFilter, Store
+from disklab.store.filters import RUN_ORDERS, RUN_STATUSES, RunFilter
+from disklab.store.repository import Store
 from disklab.store.series import SERIES_PREFIX, resolve_refs
 from disklab.web.links import ServerLinks
 from disklab.web.pages import (
@@ -53,10 +54,10 @@ _URLS = Map([
 
 
 class WebApp:
-    """Serves the store at `path`, which must exist (serve checks it before starting)."""
+    """Serves the store at `location`, which must exist (serve checks it before starting)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, location: Path | str):
+        self.location = location
         self.links = ServerLinks()
 
     def __call__(self, environ, start_response):
@@ -72,9 +73,9 @@ class WebApp:
             if not _is_utf8(request.query_string):  # Werkzeug decodes the path leniently, the query string strictly
                 raise BadRequest("the query string is not UTF-8 text: percent-encode its bytes")
             endpoint, values = _URLS.bind_to_environ(request.environ).match()
-            if not self.path.is_file():  # a read-only open of a missing file would create an empty store
-                raise ServiceUnavailable(f"the results store {self.path} is no longer there")
-            with Store(self.path, read_only=True) as store:
+            if isinstance(self.location, Path) and not self.location.is_file():  # opening would create a store
+                raise ServiceUnavailable(f"the results store {self.location} is no longer there")
+            with Store(self.location, read_only=True) as store:
                 return getattr(self, f"_{endpoint}")(request, store, **values)
         except RequestRedirect as exc:
             return exc.get_response(request.environ)

@@ -14,7 +14,8 @@ from disklab.report.runs import RUNS_HEADINGS, run_cells
 from disklab.report.html.render import download_script, shown
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
-from disklab.store.repository import RUN_STATUSES, RunFilter, Store
+from disklab.store.filters import RUN_STATUSES, RunFilter
+from disklab.store.repository import Store
 from disklab.web.links import Links
 
 RUNS_PER_PAGE = 50

@@ -30,7 +30,8 @@ from disklab.analysis.history import device_history
 from disklab.errors import UserError
 from disklab.store.db import now_iso
 from disklab.store.records import RunRecord
-from disklab.store.repository import RunFilter, Store
+from disklab.store.filters import RunFilter
+from disklab.store.repository import Store
 from disklab.system.leftovers import dead_entries, remove_dead, remove_entry
 from disklab.web.history import (
     compare_pairs, history_pages, render_device_page, render_devices_page, store_devices,

@@ -1,0 +1,194 @@
+"""A results store in a PostgreSQL database, for a lab whose machines keep their runs together.
+
+The store's SQL is written once, with SQLite's `?` placeholders; this connection speaks it to PostgreSQL through
+psycopg (libpq: credentials from the URL, PGPASSWORD, ~/.pgpass or a service file, TLS from sslmode and its kin),
+gives rows that read by name or position as sqlite3.Row does, and turns every failure into one StoreError line
+that names the database without its password. psycopg is loaded only for such a store.
+"""
+
+import re
+from collections.abc import Iterable
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import NoReturn
+
+from disklab.errors import StoreError
+from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
+from disklab.store.postgresql_migrations import POSTGRESQL
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+CONNECT_TIMEOUT_S = 10
+# Held by whoever brings the schema up to date, so that machines connecting at once migrate it once.
+_MIGRATION_LOCK = 0x6469736B6C6162  # "disklab"
+
+
+def is_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages name it: user, host, port and database, never a password (libpq parses it)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        parts = conninfo_to_dict(url)
+    except Exception:  # no psycopg, or a URL libpq cannot parse: the scheme and host part only
+        return re.sub(r"//[^@/]*@", "//", url.split("?")[0])
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    host = parts.get("host", "")
+    host = "" if host.startswith("/") else host  # a socket folder is not part of a plain URL
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{host}{port}/{parts.get('dbname', '')}"
+
+
+class PostgresConnection:
+    """The calls the store makes of a sqlite3 connection, made on a psycopg one in autocommit mode (the store says
+    BEGIN and COMMIT itself, as it does on SQLite)."""
+
+    def __init__(self, url: str, read_only: bool):
+        self.shown = shown_url(url)
+        psycopg = _psycopg(self.shown)
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                                         application_name="disklab")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the results store {self.shown}: {_reason(exc)}") from exc
+        self._conn.row_factory = _rows
+        with self.errors():
+            _migrate(self)
+            if read_only:  # a reading command never writes, whatever it asks
+                self._conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+    def execute(self, sql: str, params: Iterable = ()):
+        """Without parameters the text goes as it is (a migration's script of many statements, a literal's %)."""
+        params = tuple(params)
+        with self.errors():
+            return self._conn.execute(_placeholders(sql) if params else sql, params or None)
+
+    def executemany(self, sql: str, rows: Iterable) -> None:
+        with self.errors():
+            with self._conn.cursor() as cursor:
+                cursor.executemany(_placeholders(sql), [tuple(row) for row in rows])
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.info.transaction_status != 0  # psycopg.pq.TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @contextmanager
+    def errors(self):
+        import psycopg
+
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise translated(self.shown, exc) from exc
+
+
+def translated(shown: str, exc: Exception) -> StoreError:
+    """psycopg's failure as one line saying what is wrong with the store and what to do."""
+    import psycopg
+    from psycopg import errors
+
+    reason = _reason(exc)
+    if isinstance(exc, errors.ReadOnlySqlTransaction):
+        return StoreError(f"the results store {shown} was opened for reading only: {reason}")
+    if isinstance(exc, (errors.InsufficientPrivilege,)):
+        return StoreError(f"the results store {shown} refuses this: {reason}; ask its owner to grant the user "
+                          "rights on disklab's tables (README: A store for a whole lab)")
+    if isinstance(exc, (errors.DiskFull, errors.OutOfMemory)):
+        return StoreError(f"the database server of {shown} is out of space ({reason}); nothing more was stored")
+    if isinstance(exc, errors.CharacterNotInRepertoire) or "0x00" in reason:
+        return StoreError(f"results store {shown}: PostgreSQL cannot keep this text ({reason})")
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(f"lost the connection to the results store {shown}: {reason}")
+    return StoreError(f"results store {shown}: {reason}")
+
+
+def _reason(exc: Exception) -> str:
+    """libpq's message on one line, without its hints' tabs and the 'connection failed:' prefix."""
+    text = " ".join(str(exc).split()).removeprefix("connection failed: ")
+    return text or type(exc).__name__
+
+
+def _psycopg(shown: str):
+    try:
+        import psycopg
+    except ImportError as exc:
+        what = ("libpq, PostgreSQL's client library (apt install libpq5)" if "libpq" in str(exc)
+                else "psycopg (pip install 'psycopg>=3.1', or scripts/setup.sh lab)")
+        raise StoreError(f"the results store {shown} is a PostgreSQL database, which needs {what}") from exc
+    return psycopg
+
+
+@lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    """SQLite's ? as psycopg's %s, and a % of a literal doubled; quoted text is left as it is."""
+    pieces = re.split(r"('(?:[^']|'')*')", sql)
+    return "".join(piece.replace("%", "%%") if index % 2 else piece.replace("%", "%%").replace("?", "%s")
+                   for index, piece in enumerate(pieces))
+
+
+def _rows(cursor):
+    """Rows as tuples that also read by column name, as sqlite3.Row does."""
+    if cursor.description is None:
+        return tuple
+    row_class = _row_class(tuple(column.name for column in cursor.description))
+    return row_class
+
+
+@lru_cache(maxsize=256)
+def _row_class(names: tuple[str, ...]) -> type:
+    index = {name: position for position, name in enumerate(names)}
+
+    class Row(tuple):
+        __slots__ = ()
+
+        def __getitem__(self, key):
+            return tuple.__getitem__(self, index[key] if isinstance(key, str) else key)
+
+        def keys(self) -> list[str]:
+            return list(names)
+
+    return Row
+
+
+def _migrate(conn: PostgresConnection) -> None:
+    """The schema brought up to date once, by the first machine to connect: the others wait on the lock, then find
+    it done. Each migration lands whole (PostgreSQL's DDL is transactional)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+                 "applied_at TEXT NOT NULL)")
+    if _version(conn) == LATEST_VERSION:
+        return
+    from disklab.store.db import now_iso
+
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+        current = _version(conn)
+        if current > LATEST_VERSION:
+            _refuse_newer(conn.shown, current)
+        for version, name, _ in MIGRATIONS:
+            if version > current:
+                conn.execute(POSTGRESQL[version])
+                conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                             (version, name, now_iso()))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _version(conn: PostgresConnection) -> int:
+    version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+    if version > LATEST_VERSION:
+        _refuse_newer(conn.shown, version)
+    return version
+
+
+def _refuse_newer(shown: str, version: int) -> NoReturn:
+    raise StoreError(f"the results store {shown} has schema version {version}, newer than this disklab knows "
+                     f"({LATEST_VERSION}); upgrade disklab")
