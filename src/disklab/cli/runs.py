@@ -44,6 +44,7 @@ def _utf8(text: str) -> str:
 @click.command(epilog=examples(
     "disklab runs --suite quick --since 7d",
     "disklab runs --name array --status complete    # names that contain 'array', any case",
+    "disklab runs --host lab-07 --user alice        # a shared store: one machine's runs, one user's",
     "disklab runs --all -f csv -o runs.csv"))
 @click.option("--limit", "-n", type=click.IntRange(min=1),
               help=f"Show the newest N runs (default {DEFAULT_RUNS_SHOWN}).")
@@ -52,6 +53,7 @@ def _utf8(text: str) -> str:
 @click.option("--target", callback=converter(_utf8), help="Only runs on this target (as given to run, or as listed).")
 @click.option("--host", callback=converter(_utf8),
               help="Only runs made on this machine (its name as listed), or with a test on this fio server.")
+@click.option("--user", callback=converter(_utf8), help="Only runs this user made (the login name; sudo's user).")
 @click.option("--since", callback=converter(parse_since), metavar="WHEN",
               help="Only runs started then or later: a date, an ISO time (UTC unless it has an offset), or 7d, 12h ...")
 @click.option("--name", callback=converter(_utf8), help="Only runs whose name contains this text (any case).")
@@ -59,14 +61,14 @@ def _utf8(text: str) -> str:
 @click.option("--format", "-f", "output_format", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.pass_context
-def runs(ctx, limit, show_all, suite, target, host, since, name, status, output_format, output):
+def runs(ctx, limit, show_all, suite, target, host, user, since, name, status, output_format, output):
     """List stored runs, newest first; how many matched is said under the list."""
     if show_all and limit:
         raise click.UsageError("--all and --limit exclude each other")
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
     targets = _as_given_and_absolute(target) if target else ()
-    where = RunFilter(suite=suite, targets=targets, host=host, since=since, name=name, status=status)
+    where = RunFilter(suite=suite, targets=targets, host=host, user=user, since=since, name=name, status=status)
     wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
     with open_store(ctx) as store:
         infos = store.list_runs(wanted, where)

@@ -69,13 +69,14 @@ def runs_to_json(infos: list[RunInfo], matched: int) -> str:
 
 
 def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
-    """Every field of a run, its options as JSON."""
+    """Every field of a run, its options and origin as JSON."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_RUN_FIELDS)
     for info in infos:
         row = list(_run_dict(info).values())
         row[_OPTIONS] = json.dumps(info.options, sort_keys=True)
+        row[_ORIGIN] = "" if info.origin is None else json.dumps(info.origin, sort_keys=True)
         writer.writerow(row)
     return out.getvalue()
 
@@ -88,6 +89,7 @@ def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
 
 _RUN_FIELDS = [f.name for f in fields(RunInfo)]
 _OPTIONS = _RUN_FIELDS.index("options")
+_ORIGIN = _RUN_FIELDS.index("origin")
 
 
 def _run_dict(info: RunInfo) -> dict:

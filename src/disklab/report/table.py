@@ -24,8 +24,17 @@ def run_label(info: RunInfo) -> str:
 def run_title(info: RunInfo) -> str:
     return (
         f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status}{_resumed(info)} · "
-        f"{counted_tests(info)} run · {info.started_at} · {info.fio_version} {info.fio_engine}"
+        f"{counted_tests(info)} run · {info.started_at} · {_who(info)} · {info.fio_version} {info.fio_engine}"
     )
+
+
+def _who(info: RunInfo) -> str:
+    """user@host that made the run (a shared store holds many), and the store an imported one was made in."""
+    made = f"{info.user}@{info.hostname}" if info.user else info.hostname
+    origin = info.origin or {}
+    if "run" in origin:
+        made += f" (run {origin['run']} of {origin.get('store', 'another store')})"
+    return made
 
 
 def _resumed(info: RunInfo) -> str:

@@ -24,7 +24,7 @@ from disklab.web.pages import (
 )
 
 MAX_COMPARED = 12  # more columns than a page can show side by side
-FILTERS = ("q", "suite", "device", "target", "host", "status", "since", "until")
+FILTERS = ("q", "suite", "device", "target", "host", "user", "status", "since", "until")
 # Inline styles and scripts only (no CDN, fonts or scripts from elsewhere): the pages work offline.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -151,7 +151,7 @@ def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:
         raise BadRequest(f"{status!r} is not a run status: use one of {', '.join(RUN_STATUSES)}")
     target = query.get("target")
     where = RunFilter(
-        suite=query.get("suite"), targets=(target,) if target else (), host=query.get("host"),
+        suite=query.get("suite"), targets=(target,) if target else (), host=query.get("host"), user=query.get("user"),
         since=_moment(query, "since"), until=_moment(query, "until"), status=status,
         device=query.get("device"), text=query.get("q"),
     )
