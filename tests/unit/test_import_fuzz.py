@@ -59,7 +59,15 @@ def edits(draw):
 
 
 def edited(name: str, changes: list[tuple]) -> str:
-    data = fixture_json(name)
+    data = changed(fixture_json(name), changes)
+    text = json.dumps(data)
+    for marker, literal in LITERALS.items():
+        text = text.replace(json.dumps(marker), literal)
+    return text
+
+
+def changed(data, changes: list[tuple]):
+    """`data` with each (place, value) set, DELETE deleting the place; a place an earlier change removed is passed."""
     for path, value in changes:
         node = data
         try:
@@ -71,10 +79,7 @@ def edited(name: str, changes: list[tuple]) -> str:
                 node[path[-1]] = value
         except (KeyError, IndexError, TypeError):
             continue  # an earlier change removed or replaced the place
-    text = json.dumps(data)
-    for marker, literal in LITERALS.items():
-        text = text.replace(json.dumps(marker), literal)
-    return text
+    return data
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,14 @@ ROOT = Path(__file__).parents[2]
 SCRIPT = ROOT / "scripts" / "man.py"
 
 
-def commands(command: click.Command, path: str = "disklab"):
-    """Every command of the CLI with its page name, through the lazily loaded groups too."""
-    yield path, command
+def commands(command: click.Command, words: tuple[str, ...] = ("disklab",)):
+    """Every command of the CLI with its page name and its words (`export-run` is one), through the lazily loaded
+    groups too."""
+    yield "-".join(words), command, words
     if isinstance(command, click.Group):
-        ctx = click.Context(command, info_name=path)
+        ctx = click.Context(command, info_name=words[-1])
         for name in command.list_commands(ctx):
-            yield from commands(command.get_command(ctx, name), f"{path}-{name}")
+            yield from commands(command.get_command(ctx, name), (*words, name))
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +45,17 @@ def rendered(page: Path) -> str:
 
 
 def test_one_page_per_command_and_no_other(pages):
-    expected = {f"{path}.1" for path, _ in commands(cli)}
+    expected = {f"{path}.1" for path, _, _ in commands(cli)}
     assert {"disklab.1", "disklab-run.1", "disklab-capacity-show.1", "disklab-hosts-serve.1"} <= expected
     assert {p.name for p in pages.glob("*.1")} == expected
 
 
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff (Debian's groff-base, which man-db needs) is missing")
 def test_every_page_names_its_command_every_option_its_examples_and_the_pages_around_it(pages):
-    for path, command in commands(cli):
+    for path, command, words in commands(cli):
         text = rendered(pages / f"{path}.1")
         assert f"{path} - " in text.split("SYNOPSIS")[0], path  # the NAME line
-        assert " ".join(path.split("-")) in text.split("SYNOPSIS")[1], path  # the synopsis: "disklab capacity show"
+        assert " ".join(words) in text.split("SYNOPSIS")[1], path  # the synopsis: "disklab capacity show"
         for param in command.params:
             if isinstance(param, click.Option) and not param.hidden:
                 for flag in param.opts + param.secondary_opts:
@@ -64,7 +65,7 @@ def test_every_page_names_its_command_every_option_its_examples_and_the_pages_ar
         assert all(line.strip().startswith(("disklab ", "sudo disklab ")) for line in examples.splitlines()
                    if line.strip()), (path, examples)
         see_also = text.split("\nSEE ALSO\n")[1]
-        parent = path.rsplit("-", 1)[0]
+        parent = "-".join(words[:-1])
         assert "fio(1)" in see_also and (path == "disklab" or f"{parent}(1)" in see_also), (path, see_also)
         if isinstance(command, click.Group):
             for name in command.list_commands(click.Context(command)):
@@ -92,4 +93,4 @@ def test_a_wheel_built_from_the_source_installs_the_pages(tmp_path):
                     str(tmp_path / "dist"), str(tree)], check=True, capture_output=True, timeout=300)
     (wheel,) = (tmp_path / "dist").glob("disklab-*.whl")
     installed = {Path(name).name for name in zipfile.ZipFile(wheel).namelist() if "/data/share/man/man1/" in name}
-    assert installed == {f"{path}.1" for path, _ in commands(cli)}
+    assert installed == {f"{path}.1" for path, _, _ in commands(cli)}

@@ -1,13 +1,17 @@
 """Pieces several commands share: opening the store, writing output to a file or stdout."""
 
+import signal
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 import click
 from rich.console import Console, RenderableType
 from rich.text import Text
 
 from disklab.system.host import host_identity
-from disklab.errors import StoreError
+from disklab.errors import StoreError, UserError
 from disklab.report.terminal import terminal_rich_text, terminal_text
 from disklab.store.repository import Store
 from disklab.system.outputs import write_whole
@@ -44,6 +48,37 @@ def store_location(ctx: click.Context):
     from disklab.store.locations import configured_location
 
     return ctx.find_root().obj["store"] or configured_location()
+
+
+def open_location(text: str, read_only: bool = False) -> Store:
+    """The store `store copy` names: a file path or a postgresql:// URL; a file that is only read must be there."""
+    from disklab.store.locations import parse_location
+
+    location = parse_location(text)
+    if read_only and isinstance(location, Path) and not location.exists():
+        raise UserError(f"there is no results store at {location}")
+    return Store(location, read_only=read_only)
+
+
+# What stops an import or a copy (as KeyboardInterrupt): Ctrl-C, and the signals interrupt_on_termination turns
+# into it.
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+_Stored = TypeVar("_Stored")
+
+
+def commit_counted(store: Store, write: Callable[[], _Stored], count: Callable[[_Stored], None]) -> _Stored:
+    """What `write` stores, committed in one transaction and counted before a stop is let through: a stop during its
+    writes undoes them; one during the commit (an fsync, most of the time a run takes) waits for it and for the count,
+    so that what an interruption says was stored is what the store holds."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    try:
+        with store.transaction():
+            stored = write()
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        count(stored)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return stored
 
 
 def converter(parse):

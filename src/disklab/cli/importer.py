@@ -1,25 +1,22 @@
 """`disklab import`: fio JSON produced elsewhere becomes a stored run, shown and compared like a native one."""
 
-import signal
 from pathlib import Path
 
 import click
 
-from disklab.cli.common import converter, open_store, stderr_console
+from disklab.cli.common import commit_counted, converter, open_store, stderr_console
 from disklab.cli.helptext import examples
 from disklab.errors import UserError
 from disklab.imports.fio_output import ImportedRun, read_fio_json, store_import
+from disklab.store.bundle_file import looks_like_bundle
 from disklab.store.names import run_name
-from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
-
-# What stops an import (as KeyboardInterrupt): Ctrl-C, and the signals interrupt_on_termination turns into it.
-_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @click.command("import", epilog=examples(
     'disklab import results.json --name "old array"   # fio --output-format=json+ output becomes a stored run',
     "disklab import a.json b.json                     # one run per file",
+    "disklab import lab.json.gz                       # a bundle (export-run): its runs as they were there",
     "disklab show last"))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--name", callback=converter(run_name),
@@ -28,7 +25,17 @@ _STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 def import_run(ctx, files, name):
     """Store fio's JSON output (json or json+, any fio version, plain or client/server mode) in FILES as runs, one per file.
 
-    Every good file is stored; each refused one is named with its reason, and the import exits 2 when any was."""
+    Every good file is stored; each refused one is named with its reason, and the import exits 2 when any was.
+
+    A bundle written by 'disklab export-run' (plain or .gz) stores its runs as they were, each under this store's
+    next number, with where it came from; a run already here (the same uid) is skipped. A damaged bundle, or one of
+    a newer format, is refused whole: nothing of it is stored."""
+    bundles = [path for path in files if looks_like_bundle(path)]
+    if bundles:
+        from disklab.cli.bundles import import_bundles, refuse_mixed
+
+        refuse_mixed(files, bundles, name)
+        return import_bundles(ctx, files)
     stored: list[Path] = []
     refused: dict[Path, str] = {}
     try:
@@ -37,7 +44,8 @@ def import_run(ctx, files, name):
             with open_store(ctx, write=True) as store:
                 for run in imported:
                     try:
-                        _report(run, _store_counted(store, run, name, stored), store.name)
+                        _report(run, commit_counted(store, lambda: store_import(store, run, name),
+                                                    lambda _: stored.append(run.source)), store.name)
                     except UserError as error:  # the store refused it; its transaction left nothing
                         refused[run.source] = str(error)
     except KeyboardInterrupt:
@@ -65,21 +73,6 @@ def _refusal(files: tuple[Path, ...], stored: list[Path], refused: dict[Path, st
         stderr_console().print(f"refused: {reason}", markup=False, highlight=False)
     named = ", ".join(map(str, refused))
     return UserError(f"{len(stored)} of {len(files)} files imported; refused: {named}")
-
-
-def _store_counted(store: Store, run: ImportedRun, name: str | None, stored: list[Path]) -> int:
-    """The file's run, committed and counted in `stored` before a stop is let through: a stop during its writes
-    undoes them; one during the commit (an fsync, most of the time a file takes) waits for it and for the count, so
-    that what the interruption says was imported is what the store holds."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
-    try:
-        with store.transaction():
-            run_id = store_import(store, run, name)
-            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-        stored.append(run.source)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    return run_id
 
 
 def _report(run: ImportedRun, run_id: int, store_name: str) -> None:

@@ -32,8 +32,8 @@ def _who(info: RunInfo) -> str:
     """user@host that made the run (a shared store holds many), and the store an imported one was made in."""
     made = f"{info.user}@{info.hostname}" if info.user else info.hostname
     origin = info.origin or {}
-    if "run" in origin:
-        made += f" (run {origin['run']} of {origin.get('store', 'another store')})"
+    if "number" in origin:  # store/bundle.py's origin_of
+        made += f" (run {origin['number']} of {origin.get('store', 'another store')})"
     return made
 
 

@@ -107,15 +107,18 @@ class Store:
             "uid": uuid.uuid4().hex, "user_name": run.user or login_name(),
         })
 
-    def insert_run(self, columns: dict) -> int:
-        """A runs row of these columns under the store's next number, which it returns."""
+    def insert_run(self, columns: dict) -> int | None:
+        """A runs row of these columns under the store's next number, which it returns; None when a run of its uid is
+        there (stored meanwhile by another writer of a shared store: PostgreSQL waits for it, then finds it)."""
         number = self.dialect.next_run_id
         names = ", ".join((*(("id",) if number else ()), *columns))
         values = ", ".join((*((number,) if number else ()), *("?" * len(columns))))
         with self.errors():
-            return self.conn.execute(
-                f"INSERT INTO runs ({names}) VALUES ({values}) RETURNING id", tuple(columns.values())
-            ).fetchall()[0][0]  # every row fetched: SQLite ends an INSERT ... RETURNING only then
+            rows = self.conn.execute(
+                f"INSERT INTO runs ({names}) VALUES ({values}) ON CONFLICT (uid) DO NOTHING RETURNING id",
+                tuple(columns.values()),
+            ).fetchall()  # every row fetched: SQLite ends an INSERT ... RETURNING only then
+        return rows[0][0] if rows else None
 
     def add_test(
         self, run_id: int, seq: int, label: str, params: dict, jobfile: str, fio_output: str, fio_stderr: str,
