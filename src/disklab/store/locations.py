@@ -63,4 +63,7 @@ def _config_store(config: Path) -> Path | str | None:
         return None
     if not isinstance(store, str):
         raise UserError(f"disklab's config file {config}: store must be a text (a file or a postgresql:// URL)")
-    return parse_location(os.path.expanduser(store))
+    try:
+        return parse_location(os.path.expanduser(store))
+    except UserError as exc:
+        raise UserError(f"disklab's config file {config}: {exc}") from None

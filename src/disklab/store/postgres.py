@@ -109,7 +109,7 @@ def translated(shown: str, exc: Exception) -> StoreError:
 
 def _reason(exc: Exception) -> str:
     """libpq's message on one line, without its hints' tabs and the 'connection failed:' prefix."""
-    text = " ".join(str(exc).split()).removeprefix("connection failed: ")
+    text = " ".join(str(exc).split()).removeprefix("connection failed: ").removeprefix("connection is bad: ")
     return text or type(exc).__name__
 
 
