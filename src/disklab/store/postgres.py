@@ -157,9 +157,8 @@ def _row_class(names: tuple[str, ...]) -> type:
 
 def _migrate(conn: PostgresConnection) -> None:
     """The schema brought up to date once, by the first machine to connect: the others wait on the lock, then find
-    it done. Each migration lands whole (PostgreSQL's DDL is transactional)."""
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
-                 "applied_at TEXT NOT NULL)")
+    it done. Each migration lands whole (PostgreSQL's DDL is transactional). An up-to-date schema is only read, so a
+    user granted no more than reading can list and show."""
     if _version(conn) == LATEST_VERSION:
         return
     from disklab.store.db import now_iso
@@ -167,9 +166,9 @@ def _migrate(conn: PostgresConnection) -> None:
     conn.execute("BEGIN")
     try:
         conn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+                     "applied_at TEXT NOT NULL)")
         current = _version(conn)
-        if current > LATEST_VERSION:
-            _refuse_newer(conn.shown, current)
         for version, name, _ in MIGRATIONS:
             if version > current:
                 conn.execute(POSTGRESQL[version])
@@ -183,6 +182,9 @@ def _migrate(conn: PostgresConnection) -> None:
 
 
 def _version(conn: PostgresConnection) -> int:
+    """0 for a database disklab has not used yet."""
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return 0
     version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
     if version > LATEST_VERSION:
         _refuse_newer(conn.shown, version)
