@@ -62,10 +62,10 @@ def pages(store: Path) -> dict[str, str]:
 
 
 @contextmanager
-def serving(store: Path):
-    """`disklab serve` on any free port; its base address."""
+def serving(store: Path | str):
+    """`disklab serve` of a store (a file or a URL) on any free port; its base address."""
     disklab = Path(sys.executable).with_name("disklab")
-    server = subprocess.Popen([str(disklab), "serve", "--port", "0", "--db", str(store)], stdin=subprocess.DEVNULL,
+    server = subprocess.Popen([str(disklab), "--store", str(store), "serve", "--port", "0"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ready, _, _ = select.select([server.stdout], [], [], START_TIMEOUT_S)

@@ -4,15 +4,33 @@ from pathlib import Path
 import pytest
 
 from tests.children import Children
+from tests.pgserver import PrivateServer, ServerMissing
 
 FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"
 
 
 @pytest.fixture(autouse=True)
 def private_store(tmp_path, monkeypatch):
-    """Every test gets its own results store; nothing touches the user's."""
+    """Every test gets its own results store; nothing touches the user's, nor the one a config file of the user or
+    the machine names (DISKLAB_CONFIG empty: the disklab processes tests start read none either)."""
     monkeypatch.setenv("DISKLAB_HOME", str(tmp_path / "disklab-home"))
+    monkeypatch.setenv("DISKLAB_CONFIG", "")
     monkeypatch.delenv("DISKLAB_DB", raising=False)
+    monkeypatch.delenv("DISKLAB_STORE", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One private PostgreSQL server for the whole session (tests/pgserver.py), started when a test first asks for
+    it and stopped at the session's end, also after failures and Ctrl-C."""
+    try:
+        server = PrivateServer.start()
+    except ServerMissing as exc:
+        pytest.skip(f"no PostgreSQL server to test the store on: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -22,6 +40,34 @@ def children():
     started = Children()
     yield started
     started.end_all()
+
+
+# The store's backends, for a fixture's params: a PostgreSQL test is marked, to be chosen or left out with -m.
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_location(request, tmp_path):
+    """Where a test's store is, on each backend: a new SQLite file, or a new database on the private server (a URL
+    with the role's password), dropped after the test. For `Store(...)` and for `disklab --store`."""
+    return new_store_location(request, tmp_path)
+
+
+@pytest.fixture
+def commands_store(store_location, monkeypatch):
+    """store_location made the store commands use when given none: DISKLAB_STORE, as a lab sets it."""
+    monkeypatch.setenv("DISKLAB_STORE", str(store_location))
+    return store_location
+
+
+def new_store_location(request, folder: Path) -> Path | str:
+    """For a fixture of any scope parametrised over BACKENDS."""
+    if request.param == "sqlite":
+        return folder / "results.db"
+    server = request.getfixturevalue("postgres_server")
+    name = server.create_database()
+    request.addfinalizer(lambda: server.drop_database(name))
+    return server.url(name)
 
 
 def fixture_text(name: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -50,28 +49,6 @@ def wait_for(condition: Callable[[], bool], seconds: float = 3.0, interval: floa
             return False
         time.sleep(interval)
     return True
-
-
-def postgres_pids(folder: Path) -> list[int]:
-    """PostgreSQL processes working in `folder`: the postmaster and its children run in their data directory."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if (entry.name.isdigit() and os.readlink(entry / "cwd").startswith(str(folder))
-                    and (entry / "comm").read_text().strip() in ("postgres", "postmaster", "pgbench")):
-                pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
-
-
-def stop_postgres_under(folder: Path) -> None:
-    """A server a failed or killed run left (disklab starts it in a session of its own): never let it outlive a test."""
-    for pid in postgres_pids(folder):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def partition_dirs(device: str) -> list[Path]:

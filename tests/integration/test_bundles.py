@@ -53,12 +53,12 @@ def made(tmp_path_factory) -> tuple[Path, list[int]]:
     return store, numbers
 
 
-def shown(store: Path, number: int) -> list[dict]:
+def shown(store: Path | str, number: int, home: Path | None = None) -> list[dict]:
     """show -f json, --per-host and --env -f json of the run, its number and origin left out."""
     documents = []
     for extra in ((), ("--per-host",), ("--env",)):
-        document = json.loads(disklab("--db", str(store), "show", str(number), "-f", "json", *extra,
-                                      home=store.parent).stdout)
+        document = json.loads(disklab("--store", str(store), "show", str(number), "-f", "json", *extra,
+                                      home=home or store.parent).stdout)
         run = document.get("run", {})
         run.pop("id", None), run.pop("origin", None)
         document.pop("run_id", None)
@@ -92,3 +92,21 @@ def test_store_copy_shows_the_same_runs_and_a_second_copy_adds_nothing(made, tmp
         f"copied 0 runs, skipped {len(numbers)} already there\n")
     for number in numbers:
         assert shown(copy, number + 1) == shown(store, number)
+
+
+@pytest.mark.postgresql
+def test_store_copy_moves_the_runs_into_postgresql_and_out_again_as_they_were(made, tmp_path, postgres_server, request):
+    """A lab's machines gather their files into the lab's database, and a copy comes back out of it to a file."""
+    store, numbers = made
+    name = postgres_server.create_database()
+    request.addfinalizer(lambda: postgres_server.drop_database(name))
+    url, back = postgres_server.url(name), tmp_path / "back.db"
+    into = disklab("store", "copy", str(store), url, home=tmp_path)
+    assert into.stdout == f"copied {len(numbers)} runs, skipped 0 already there\n"
+    assert disklab("store", "copy", str(store), url, home=tmp_path).stdout == (
+        f"copied 0 runs, skipped {len(numbers)} already there\n")
+    out = disklab("store", "copy", url, str(back), home=tmp_path)
+    assert out.stdout == f"copied {len(numbers)} runs, skipped 0 already there\n"
+    assert not any(postgres_server.password in result.stdout + result.stderr for result in (into, out))
+    for number in numbers:
+        assert shown(url, number, home=tmp_path) == shown(store, number) == shown(back, number)

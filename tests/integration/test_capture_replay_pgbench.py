@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from disklab.trace.iolog import read_meta, read_trace
-from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, run, stop_postgres_under, wait_for
+from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, Disklab, run, wait_for
+from tests.pgserver import stop_postgres_under
 
 pytestmark = [
     pytest.mark.integration, NEEDS_FIO, *NEEDS_LOOP_DEVICES,

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import (
-    Disklab, error_lines, postgres_pids, run, stop_postgres_under, table_rows, wait_for,
-)
+from tests.integration.conftest import Disklab, error_lines, run, table_rows, wait_for
+from tests.pgserver import postgres_pids, stop_postgres_under
 from tests.integration.test_report_browser import chart_titles
 
 pytestmark = [

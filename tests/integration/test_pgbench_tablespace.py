@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Disklab, error_lines, postgres_pids, run, stop_postgres_under, wait_for
+from tests.integration.conftest import Disklab, error_lines, run, wait_for
+from tests.pgserver import postgres_pids, stop_postgres_under
 from tests.integration.test_pgbench import EXIT_DEADLINE_S, first_step_started, socket_dirs
 
 pytestmark = [

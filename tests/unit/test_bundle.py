@@ -24,6 +24,7 @@ from disklab.store.bundle_file import BUNDLE_VERSION
 from disklab.store.migrations import MIGRATIONS
 from disklab.store.repository import Store
 from tests.conftest import FIO_FIXTURES
+from tests.stores import query
 from tests.unit.test_import_figures import store_dump
 
 FIXTURES = ("import-two-jobs.jsonplus.json", "import-client-two-hosts.json")
@@ -36,15 +37,15 @@ def disklab(*args: str, ok: bool = True):
     return result
 
 
-def imported_store(path: Path) -> Path:
+def imported_store(path: Path | str) -> Path | str:
     for name in FIXTURES:
-        disklab("--db", str(path), "import", str(FIO_FIXTURES / name))
-    disklab("--db", str(path), "note", "1", "kept with the run")
-    disklab("--db", str(path), "rename", "1", "old array")
+        disklab("--store", str(path), "import", str(FIO_FIXTURES / name))
+    disklab("--store", str(path), "note", "1", "kept with the run")
+    disklab("--store", str(path), "rename", "1", "old array")
     return path
 
 
-def rows(path: Path, number: int) -> dict:
+def rows(path: Path | str, number: int) -> dict:
     """Every row of the run, without the numbers that are each store's own and the origin a move sets."""
     with Store(path, read_only=True) as store:
         entry = run_entry(store, number)
@@ -53,9 +54,8 @@ def rows(path: Path, number: int) -> dict:
     return entry
 
 
-def numbers(path: Path) -> list[int]:
-    with closing(sqlite3.connect(path)) as conn:
-        return [row[0] for row in conn.execute("SELECT id FROM runs ORDER BY id")]
+def numbers(path: Path | str) -> list[int]:
+    return [row[0] for row in query(path, "SELECT id FROM runs ORDER BY id")]
 
 
 def test_every_table_of_the_schema_travels_with_a_run(tmp_path):
@@ -66,24 +66,39 @@ def test_every_table_of_the_schema_travels_with_a_run(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["bundle.json", "bundle.json.gz"])
-def test_export_and_import_keep_every_row_and_give_new_numbers(tmp_path, name):
+def test_export_and_import_keep_every_row_and_give_new_numbers(tmp_path, name, store_location):
+    """Into a SQLite file or a lab's PostgreSQL database alike."""
     source = imported_store(tmp_path / "a.db")
-    target = tmp_path / "b.db"
-    disklab("--db", str(target), "import", str(FIO_FIXTURES / FIXTURES[1]))  # run 1 there: the numbers differ
+    target = store_location
+    disklab("--store", str(target), "import", str(FIO_FIXTURES / FIXTURES[1]))  # run 1 there: the numbers differ
     bundle = tmp_path / name
     result = disklab("--db", str(source), "export-run", "1", "last", "-o", str(bundle))
     assert result.stderr == f"exported 2 runs (1, 2) to {bundle}\n"
     assert (bundle.read_bytes()[:2] == b"\x1f\x8b") == name.endswith(".gz")
-    result = disklab("--db", str(target), "import", str(bundle))
+    result = disklab("--store", str(target), "import", str(bundle))
     assert result.stderr.splitlines() == [f"{bundle}: stored as run 2 (was run 1 on {_host()})",
                                           f"{bundle}: stored as run 3 (was run 2 on {_host()})"]
     assert rows(source, 1) == rows(target, 2) and rows(source, 2) == rows(target, 3)
-    origin = json.loads(disklab("--db", str(target), "show", "2", "-f", "json").stdout)["run"]["origin"]
+    origin = json.loads(disklab("--store", str(target), "show", "2", "-f", "json").stdout)["run"]["origin"]
     assert origin["number"] == 1 and origin["store"] == str(source.resolve()) and origin["host"] == _host()
     assert set(origin) == {"host", "store", "number", "exported_at", "imported_at"}
-    again = disklab("--db", str(target), "import", str(bundle))
+    again = disklab("--store", str(target), "import", str(bundle))
     assert again.stderr.splitlines()[0] == f"{bundle}: already here as run 2 (was run 1 on {_host()}): skipped"
     assert numbers(target) == [1, 2, 3]
+
+
+@pytest.mark.postgresql
+def test_a_run_exported_from_postgresql_names_its_store_without_the_password(tmp_path, postgres_server, request):
+    name = postgres_server.create_database()
+    request.addfinalizer(lambda: postgres_server.drop_database(name))
+    source, target, bundle = postgres_server.url(name), tmp_path / "b.db", tmp_path / "b.json"
+    imported_store(source)
+    disklab("--store", source, "export-run", "1", "2", "-o", str(bundle))
+    assert postgres_server.password not in bundle.read_text()
+    disklab("--store", str(target), "import", str(bundle))
+    assert rows(source, 1) == rows(target, 1) and rows(source, 2) == rows(target, 2)
+    origin = json.loads(disklab("--store", str(target), "show", "1", "-f", "json").stdout)["run"]["origin"]
+    assert origin["number"] == 1 and origin["store"] == f"postgresql://lab@127.0.0.1:{postgres_server.port}/{name}"
 
 
 def test_a_run_imported_twice_over_keeps_the_store_it_was_first_exported_from(tmp_path):

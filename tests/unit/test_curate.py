@@ -1,9 +1,8 @@
 """Naming, renaming and deleting runs: the store's methods, the labels runs go by, and the commands."""
 
 import json
-import sqlite3
-from contextlib import closing
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -20,7 +19,7 @@ from disklab.store.names import MAX_NAME_CHARS, run_name
 from disklab.store.notes import add_note
 from disklab.store.repository import RunFilter, Store
 from disklab.suite.loader import load_suite
-from tests.conftest import fixture_text
+from tests.conftest import BACKENDS, fixture_text, new_store_location
 from tests.unit.test_store import new_run
 
 
@@ -51,64 +50,81 @@ def stored_run(store: Store, status: str = "complete", **changes) -> int:
     return run_id
 
 
-def rows_of(path, run_id: int) -> dict[str, int]:
-    """Rows referring to the run in every table of the store that refers to runs or tests (found, not listed)."""
+def tables_of(store: Store, location) -> dict[str, set[str]]:
+    """Every table of the store and its columns, found (not listed), in either backend's catalogue."""
+    if isinstance(location, Path):
+        names = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {name: {row[1] for row in store.conn.execute(f"PRAGMA table_info({name})")} for name in names}
+    tables: dict[str, set[str]] = {}
+    for row in store.conn.execute("SELECT table_name, column_name FROM information_schema.columns "
+                                  "WHERE table_schema = current_schema()"):
+        tables.setdefault(row[0], set()).add(row[1])
+    return tables
+
+
+def rows_of(location, run_id: int) -> dict[str, int]:
+    """Rows referring to the run in every table of the store that refers to runs or tests."""
     counts = {}
-    with closing(sqlite3.connect(path)) as conn:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in tables:
-            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    with Store(location, read_only=True) as store:
+        for table, columns in tables_of(store, location).items():
             if table == "runs":
-                counts[table] = conn.execute("SELECT COUNT(*) FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+                counts[table] = store.conn.execute("SELECT COUNT(*) FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
             elif "run_id" in columns:
-                counts[table] = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
+                counts[table] = store.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?",
+                                                   (run_id,)).fetchone()[0]
             elif "test_id" in columns:
-                counts[table] = conn.execute(
+                counts[table] = store.conn.execute(
                     f"SELECT COUNT(*) FROM {table} WHERE test_id IN (SELECT id FROM tests WHERE run_id = ?)", (run_id,)
                 ).fetchone()[0]
     return counts
 
 
-def consistent(path) -> bool:
-    with closing(sqlite3.connect(path)) as conn:
-        return (conn.execute("PRAGMA foreign_key_check").fetchall() == []
-                and conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)])
+def consistent(location) -> bool:
+    """No row refers to a run or test that is gone; a SQLite file also passes its integrity check."""
+    with Store(location, read_only=True) as store:
+        for table, columns in tables_of(store, location).items():
+            for column, parent in (("run_id", "runs"), ("test_id", "tests")):
+                if column in columns and store.conn.execute(
+                        f"SELECT COUNT(*) FROM {table} WHERE {column} NOT IN (SELECT id FROM {parent})").fetchone()[0]:
+                    return False
+        if isinstance(location, Path):
+            return (store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+                    and [tuple(row) for row in store.conn.execute("PRAGMA integrity_check")] == [("ok",)])
+    return True
 
 
 # The store
 
 
-def test_delete_removes_every_row_of_the_run_and_nothing_of_the_others(tmp_path):
-    path = tmp_path / "r.db"
-    with Store(path) as store:
+def test_delete_removes_every_row_of_the_run_and_nothing_of_the_others(store_location):
+    with Store(store_location) as store:
         keep, gone, also_kept = stored_run(store), stored_run(store), stored_run(store)
         before = [store.get_run(keep), store.get_run(also_kept)]
         raw_before = store.raw_text(keep)
-    counts = rows_of(path, gone)
+    counts = rows_of(store_location, gone)
     assert set(counts) >= {"runs", "tests", "metrics", "series", "test_flags", "run_env", "run_smart", "run_outcomes"}
     assert all(counts.values()), f"the fixture run has a row in every table: {counts}"
-    with Store(path) as store:
+    with Store(store_location) as store:
         store.delete_runs([gone])
         assert [store.get_run(keep), store.get_run(also_kept)] == before
         assert store.raw_text(keep) == raw_before and store.smart(keep) == {"/dev/sda": {"before": {"temperature": 30}}}
         assert [info.id for info in store.list_runs()] == [also_kept, keep]
-    assert set(rows_of(path, gone).values()) == {0}
-    assert all(rows_of(path, keep).values())
-    assert consistent(path)
+    assert set(rows_of(store_location, gone).values()) == {0}
+    assert all(rows_of(store_location, keep).values())
+    assert consistent(store_location)
 
 
-def test_a_running_run_is_refused_and_nothing_of_the_batch_is_deleted(tmp_path):
-    path = tmp_path / "r.db"
-    with Store(path) as store:
+def test_a_running_run_is_refused_and_nothing_of_the_batch_is_deleted(store_location):
+    with Store(store_location) as store:
         done, running = stored_run(store), stored_run(store, status="running")
         with pytest.raises(UserError, match=f"run {running} is still running on testhost: stop it first"):
             store.delete_runs([done, running])
         assert [info.id for info in store.list_runs()] == [running, done]
-    assert all(rows_of(path, done).values()) and consistent(path)
+    assert all(rows_of(store_location, done).values()) and consistent(store_location)
 
 
-def test_rename_sets_and_clears_the_name(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_rename_sets_and_clears_the_name(store_location):
+    with Store(store_location) as store:
         run_id = stored_run(store)
         store.rename_run(run_id, "old array")
         assert store.get_run(run_id).info.name == "old array"
@@ -118,8 +134,8 @@ def test_rename_sets_and_clears_the_name(tmp_path):
             store.rename_run(99, "x")
 
 
-def test_runs_are_filtered_by_status_and_ids(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_runs_are_filtered_by_status_and_ids(store_location):
+    with Store(store_location) as store:
         ids = [stored_run(store, status=s) for s in ("complete", "failed", "interrupted", "complete")]
         assert [i.id for i in store.list_runs(None, RunFilter(status="complete"))] == [ids[3], ids[0]]
         assert store.count_runs(RunFilter(status="failed")) == 1
@@ -197,9 +213,9 @@ def test_compare_and_the_report_use_the_labels():
 
 
 @pytest.fixture
-def three():
+def three(commands_store):
     """Runs 1 to 3, run 2 named; with every kind of row a run owns."""
-    with Store(default_store_path()) as store:
+    with Store(commands_store) as store:
         return [stored_run(store), stored_run(store, name="old array"), stored_run(store)]
 
 
@@ -225,14 +241,14 @@ def test_rename_and_clear_through_the_cli(three):
     assert "control character" in one_error_line(invoke("rename", "1", "a\nb"))
 
 
-def test_delete_refuses_without_a_terminal_unless_yes(three):
+def test_delete_refuses_without_a_terminal_unless_yes(three, commands_store):
     line = one_error_line(invoke("delete", "1"))
     assert line == "disklab: error: delete asks for confirmation on a terminal: add --yes to delete without asking"
     assert [i for i, _ in listed()] == [3, 2, 1]
     result = invoke("delete", "last~1", "1", "--yes")
     assert result.exit_code == 0 and result.stderr.startswith("deleted 2 runs (1, 2) from ")
     assert listed() == [(3, None)]
-    assert consistent(default_store_path())
+    assert consistent(commands_store)
     assert "there is no run 1" in one_error_line(invoke("delete", "1", "--yes"))
     assert "is not a run" in one_error_line(invoke("delete", "old array", "--yes"))
 
@@ -254,8 +270,8 @@ def test_delete_asks_on_a_terminal_showing_what_goes(three, monkeypatch):
     assert [i for i, _ in listed()] == [3, 1]
 
 
-def test_delete_refuses_a_run_still_running(three, monkeypatch):
-    with Store(default_store_path()) as store:
+def test_delete_refuses_a_run_still_running(three, commands_store):
+    with Store(commands_store) as store:
         running = stored_run(store, status="running")  # this process's pid: its disklab is alive
     line = one_error_line(invoke("delete", "1", str(running), "--yes"))
     assert line.endswith(f"run {running} is still running on testhost: stop it first (Ctrl-C), then delete it; "
@@ -263,8 +279,8 @@ def test_delete_refuses_a_run_still_running(three, monkeypatch):
     assert [i for i, _ in listed()] == [running, 3, 2, 1]
 
 
-def test_runs_filters_by_status(three):
-    with Store(default_store_path()) as store:
+def test_runs_filters_by_status(three, commands_store):
+    with Store(commands_store) as store:
         store.finish_run(2, "failed", "fio failed")
     failed = json.loads(invoke("runs", "-f", "json", "--status", "failed").stdout)
     assert [r["id"] for r in failed["runs"]] == [2] and failed["matched"] == 1
@@ -280,9 +296,9 @@ def test_import_takes_its_name_through_the_same_check():
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def fuzz_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("names") / "r.db"
+@pytest.fixture(scope="module", params=BACKENDS)
+def fuzz_db(request, tmp_path_factory):
+    db = new_store_location(request, tmp_path_factory.mktemp("names"))
     with Store(db) as store:
         stored_run(store)
     return str(db)
@@ -291,12 +307,12 @@ def fuzz_db(tmp_path_factory):
 @FUZZ
 @given(st.text(max_size=MAX_NAME_CHARS + 20))
 def test_any_name_is_shown_back_exactly_or_refused_in_one_line(fuzz_db, text):
-    result = CliRunner().invoke(cli, ["--db", fuzz_db, "rename", "1", "--", text])
+    result = CliRunner().invoke(cli, ["--store", fuzz_db, "rename", "1", "--", text])
     if result.exit_code == 0:
-        runs = json.loads(CliRunner().invoke(cli, ["--db", fuzz_db, "runs", "-f", "json"]).stdout)["runs"]
+        runs = json.loads(CliRunner().invoke(cli, ["--store", fuzz_db, "runs", "-f", "json"]).stdout)["runs"]
         assert runs[0]["name"] == text
         assert f"run 1 is now named {text!r}" in result.stderr
-        found = json.loads(CliRunner().invoke(cli, ["--db", fuzz_db, "runs", "-f", "json", "--name", text]).stdout)
+        found = json.loads(CliRunner().invoke(cli, ["--store", fuzz_db, "runs", "-f", "json", "--name", text]).stdout)
         assert [r["id"] for r in found["runs"]] == [1]
     else:
         assert result.exit_code == 2, result.output
@@ -304,9 +320,9 @@ def test_any_name_is_shown_back_exactly_or_refused_in_one_line(fuzz_db, text):
         assert line.startswith("disklab: error: ")
 
 
-def test_a_deleted_runs_number_is_never_given_again(tmp_path):
+def test_a_deleted_runs_number_is_never_given_again(store_location):
     """Deleting the newest run must not hand its number to the next one: 'run 2' in a note stays that run or none."""
-    with Store(tmp_path / "results.db") as store:
+    with Store(store_location) as store:
         first, second = store.create_run(new_run()), store.create_run(new_run())
         for run_id in (first, second):
             store.finish_run(run_id, "complete")

@@ -13,8 +13,9 @@ from tests.unit.test_compare import BASE, SHIFTED_4, SHIFTED_5, job, passes, sto
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "results.db") as s:
+def store(store_location):
+    """A device's history is read from either backend alike."""
+    with Store(store_location) as s:
         yield s
 
 

@@ -30,8 +30,8 @@ def store_step(store: Store, run_id: int, plan_index: int, aggregate: bool = Tru
                        plan_index=plan_index)
 
 
-def test_views_see_the_aggregates_and_per_host_adds_the_hosts(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_views_see_the_aggregates_and_per_host_adds_the_hosts(store_location):
+    with Store(store_location) as store:
         run_id = hosts_run(store)
         store_step(store, run_id, 0)
         store_step(store, run_id, 1)
@@ -44,8 +44,8 @@ def test_views_see_the_aggregates_and_per_host_adds_the_hosts(tmp_path):
     assert [t.seq for t in every.tests] == list(range(6))
 
 
-def test_a_step_cut_off_before_its_aggregate_is_stored_again_whole(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_a_step_cut_off_before_its_aggregate_is_stored_again_whole(store_location):
+    with Store(store_location) as store:
         run_id = hosts_run(store)
         store_step(store, run_id, 0)
         store_step(store, run_id, 1, aggregate=False)  # disklab killed between the hosts' tests and the aggregate

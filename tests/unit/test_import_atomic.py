@@ -5,11 +5,9 @@ and an import an older disklab left running when it was killed is marked interru
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from disklab.cli.main import cli
 from disklab.imports.fio_output import read_fio_json
 from disklab.store.repository import NewRun, Store
 from tests.conftest import FIO_FIXTURES
+from tests.stores import NoStoreYet, query
 
 FIXTURE = FIO_FIXTURES / "import-two-jobs.jsonplus.json"  # two jobs: two tests per run
 OTHER = FIO_FIXTURES / "import-client-one-host.json"
@@ -37,14 +36,13 @@ def copies(folder: Path, count: int) -> list[Path]:
     return paths
 
 
-def stored_runs(db: Path) -> list[dict]:
+def stored_runs(db: Path | str) -> list[dict]:
     """Each run with its status, the file it came from and how many of its tests are stored."""
-    if not db.exists():
+    try:
+        rows = query(db, "SELECT runs.id, status, options_json, planned_tests, "
+                         "(SELECT COUNT(*) FROM tests WHERE run_id = runs.id) FROM runs ORDER BY id")
+    except NoStoreYet:
         return []
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as conn:
-        rows = conn.execute(
-            "SELECT runs.id, status, options_json, planned_tests, (SELECT COUNT(*) FROM tests WHERE run_id = runs.id) "
-            "FROM runs ORDER BY id").fetchall()
     return [{"id": id_, "status": status, "source": json.loads(options).get("imported_from"), "planned": planned,
              "tests": tests} for id_, status, options, planned, tests in rows]
 
@@ -55,11 +53,11 @@ def assert_whole(runs: list[dict], files: list[Path]) -> None:
     assert all(r["status"] == "complete" and r["tests"] == r["planned"] == 2 for r in runs), runs
 
 
-def invoke(db: Path, *args: str):
-    return CliRunner().invoke(cli, ["--db", str(db), *args])
+def invoke(db: Path | str, *args: str):
+    return CliRunner().invoke(cli, ["--store", str(db), *args])
 
 
-def test_a_file_the_store_refuses_midway_leaves_nothing_and_the_one_before_stays(tmp_path):
+def test_a_file_a_sqlite_store_refuses_midway_leaves_nothing_and_the_one_before_stays(tmp_path):
     db = tmp_path / "r.db"
     with Store(db) as store:  # the second file's second test is refused, as a full disk would
         store.conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON tests WHEN NEW.label LIKE '% @ %' AND NEW.seq = 1 "
@@ -83,8 +81,8 @@ def interrupted_storing(monkeypatch, file_index: int) -> None:
     monkeypatch.setattr(Store, "add_test", add_test_then_ctrl_c)
 
 
-def test_ctrl_c_undoes_the_file_in_flight_and_says_which_files_were_imported(tmp_path, monkeypatch):
-    files, db = copies(tmp_path / "files", 4), tmp_path / "r.db"
+def test_ctrl_c_undoes_the_file_in_flight_and_says_which_files_were_imported(tmp_path, monkeypatch, store_location):
+    files, db = copies(tmp_path / "files", 4), store_location
     interrupted_storing(monkeypatch, 2)
     result = invoke(db, "import", *map(str, files))
     assert result.exit_code == 130
@@ -96,8 +94,8 @@ def test_ctrl_c_undoes_the_file_in_flight_and_says_which_files_were_imported(tmp
     assert_whole(runs, files)
 
 
-def test_ctrl_c_while_the_files_are_read_imports_none(tmp_path, monkeypatch):
-    files, db = copies(tmp_path / "files", 3), tmp_path / "r.db"
+def test_ctrl_c_while_the_files_are_read_imports_none(tmp_path, monkeypatch, store_location):
+    files, db = copies(tmp_path / "files", 3), store_location
     read, seen = read_fio_json, []
 
     def read_then_ctrl_c(path):
@@ -130,8 +128,8 @@ def old_import_left_running(store: Store, pid: int) -> int:
     return run_id
 
 
-def test_an_import_an_older_disklab_left_running_is_marked_interrupted_by_the_next_command(tmp_path):
-    db = tmp_path / "r.db"
+def test_an_import_an_older_disklab_left_running_is_marked_interrupted_by_the_next_command(store_location):
+    db = store_location
     with Store(db) as store:
         dead = old_import_left_running(store, 2147483646)  # no process has this number
         alive = old_import_left_running(store, os.getpid())  # still importing: left as it is
@@ -142,30 +140,23 @@ def test_an_import_an_older_disklab_left_running_is_marked_interrupted_by_the_ne
                       alive: ("running", None)}
 
 
-def start_import(children, db: Path, files: list[Path]) -> subprocess.Popen:
+def start_import(children, db: Path | str, files: list[Path]) -> subprocess.Popen:
     """`disklab import` of many files, once it has stored the first (the rest are on their way)."""
-    process = children.start([sys.executable, "-m", "disklab", "--db", str(db), "import", *map(str, files)],
+    process = children.start([sys.executable, "-m", "disklab", "--store", str(db), "import", *map(str, files)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + FIRST_RUN_DEADLINE_S
-    while not any_run(db):
+    while not stored_runs(db):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "no run stored"
         time.sleep(0.005)
     return process
 
 
-def any_run(db: Path) -> bool:
-    try:
-        return bool(stored_runs(db))
-    except sqlite3.Error:  # the store or its schema is being made
-        return False
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
-def test_a_termination_signal_undoes_the_file_in_flight_and_exits_130(tmp_path, children, stop):
+def test_a_termination_signal_undoes_the_file_in_flight_and_exits_130(tmp_path, children, stop, store_location):
     if signal.getsignal(stop) is signal.SIG_IGN:
         pytest.skip(f"{stop.name} is ignored in this test run (nohup), so disklab keeps it ignored, as asked")
-    files, db = copies(tmp_path / "files", MANY_FILES), tmp_path / "r.db"
+    files, db = copies(tmp_path / "files", MANY_FILES), store_location
     process = start_import(children, db, files)
     process.send_signal(stop)
     _, stderr = process.communicate(timeout=EXIT_DEADLINE_S)
@@ -179,8 +170,8 @@ def test_a_termination_signal_undoes_the_file_in_flight_and_exits_130(tmp_path, 
     assert line.endswith(f"; not imported: {files[len(runs)]} and the {left} file{'s' if left != 1 else ''} after it")
 
 
-def test_a_killed_import_leaves_no_run_running(tmp_path, children):
-    files, db = copies(tmp_path / "files", MANY_FILES), tmp_path / "r.db"
+def test_a_killed_import_leaves_no_run_running(tmp_path, children, store_location):
+    files, db = copies(tmp_path / "files", MANY_FILES), store_location
     process = start_import(children, db, files)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=EXIT_DEADLINE_S)

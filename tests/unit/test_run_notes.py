@@ -4,6 +4,7 @@ Runs are the suites' plans replayed from real captured fio output (tests/unit/te
 """
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -20,16 +21,20 @@ NOTE = "firmware 2B2QGXA7 · drive 61 % full\nsecond line <b>not bold</b>"
 
 
 @pytest.fixture
-def db(tmp_path):
-    path = tmp_path / "results.db"
-    with Store(path) as store:
+def db(store_location):
+    """Two runs, in a SQLite file or a PostgreSQL database."""
+    return two_runs(store_location)
+
+
+def two_runs(location):
+    with Store(location) as store:
         store_run(store, QUICK)
         store_run(store, QUICK)
-    return path
+    return location
 
 
 def invoke(db, *args):
-    return CliRunner().invoke(cli, ["--db", str(db), *args])
+    return CliRunner().invoke(cli, ["--store", str(db), *args])
 
 
 def test_notes_round_trip_through_the_store_oldest_first_and_go_with_their_run(db):
@@ -74,14 +79,15 @@ def test_note_adds_prints_replaces_and_clears(db):
     (("x", "text"), "'x' is not a run"),
 ])
 def test_a_bad_note_is_one_line_exit_2_and_the_store_unchanged(db, args, fragment):
-    before = db.read_bytes()
+    before = db.read_bytes() if isinstance(db, Path) else None
     result = invoke(db, "note", *args)
     assert result.exit_code == 2, result.output
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("disklab: error: ") and fragment in lines[0], result.stderr
     with Store(db, read_only=True) as store:
-        assert store.get_run(1).notes == ()
-    assert db.read_bytes() == before
+        assert store.get_run(1).notes == () and store.count_runs() == 2
+    if before is not None:
+        assert db.read_bytes() == before, "a SQLite file is not even touched"
 
 
 def test_notes_show_in_show_its_json_the_report_serve_and_publish(db, tmp_path):
@@ -110,7 +116,8 @@ def test_notes_show_in_show_its_json_the_report_serve_and_publish(db, tmp_path):
     assert any("run-1" in p.read_text() and len(p.relative_to(site).parts) > 1 for p in with_note)
 
 
-def test_a_store_of_schema_7_gains_run_notes_with_its_runs_intact(db):
+def test_a_sqlite_store_of_schema_7_gains_run_notes_with_its_runs_intact(tmp_path):
+    db = two_runs(tmp_path / "results.db")
     with Store(db) as store:
         store.conn.execute("DROP TABLE run_notes")
         store.conn.execute("DROP INDEX run_env_identity")  # migration 9's

@@ -9,7 +9,6 @@ from click.testing import CliRunner
 
 from disklab.cli.main import cli
 from disklab.fio.parse import parse_fio_output
-from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from tests.conftest import fixture_text
 from tests.unit.test_store import new_run
@@ -20,11 +19,11 @@ def invoke(*args):
 
 
 @pytest.fixture
-def stored():
+def stored(commands_store):
     """25 runs a day apart from 2026-01-01: every fifth named 'Nightly N', every other on /mnt/b; run 2 on a server."""
     output = fixture_text("randread-4k-q32.json.json")
     (job,) = parse_fio_output(output).jobs
-    with Store(default_store_path()) as store:
+    with Store(commands_store) as store:
         for n in range(1, 26):
             run_id = store.create_run(new_run(
                 name=f"Nightly {n}" if n % 5 == 0 else None, target="/mnt/b" if n % 2 == 0 else "/mnt/a",

@@ -6,6 +6,7 @@ imported from tests/fixtures (their READMEs say how each was made)."""
 import csv
 import io
 import json
+import os
 import string
 from dataclasses import replace
 
@@ -49,13 +50,18 @@ def imported(*paths) -> list[int]:
     for path in paths:
         result = invoke("import", path)
         assert result.exit_code == 0, result.output
-    with Store(default_store_path()) as store:
+    with Store(commands_location()) as store:
         return [r.id for r in reversed(store.list_runs())]
+
+
+def commands_location():
+    """The store the commands use: DISKLAB_STORE where a test set it (commands_store), else the default file."""
+    return os.environ.get("DISKLAB_STORE") or default_store_path()
 
 
 # --- one tidy CSV ---
 
-def test_show_csv_is_one_table_with_the_run_id_on_every_row():
+def test_show_csv_is_one_table_with_the_run_id_on_every_row(commands_store):
     first, second = imported(MIXED, TWO_JOBS)
     tables = [invoke("show", run_id, "-f", "csv").stdout for run_id in (first, second)]
     for text in tables:
@@ -95,13 +101,13 @@ def test_csv_round_trips_through_the_csv_module_to_the_same_table():
 # --- -f honoured or refused ---
 
 def stored_environment(run_id: int) -> None:
-    with Store(default_store_path()) as store:
+    with Store(commands_location()) as store:
         store.set_run_values("run_env", run_id, {"kernel": "6.1.0-13-amd64", "fio_version": "fio-3.33"})
         for phase in ("before", "after"):
             store.add_smart(run_id, "/dev/nvme0n1", phase, json.loads((SMART / f"nvme-{phase}.handwritten.json").read_text()))
 
 
-def test_show_env_honours_json_and_markdown():
+def test_show_env_honours_json_and_markdown(commands_store):
     (run_id,) = imported(MIXED)
     stored_environment(run_id)
     result = invoke("show", run_id, "--env", "-f", "json")

@@ -9,9 +9,9 @@ from disklab.cli.main import cli
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "fio" / "import-two-jobs.json.json"
 
 
-def test_a_run_of_no_series_is_refused_in_one_line(tmp_path):
+def test_a_run_of_no_series_is_refused_in_one_line(store_location):
     runner = CliRunner()
-    store = ["--db", str(tmp_path / "results.db")]
+    store = ["--store", str(store_location)]
     assert runner.invoke(cli, [*store, "import", str(FIXTURE)]).exit_code == 0
     for command in (["compare", "series:1", "1"], ["report", "series:last", "-o", "-"]):
         result = runner.invoke(cli, [*store, *command])

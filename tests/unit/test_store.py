@@ -21,10 +21,10 @@ def new_run(**changes) -> NewRun:
     return NewRun(**values)
 
 
-def test_a_test_round_trips_with_its_raw_output_and_metrics(tmp_path):
+def test_a_test_round_trips_with_its_raw_output_and_metrics(store_location):
     output = fixture_text("randrw-70-4k-4jobs.jsonplus.json")
     (job,) = parse_fio_output(output).jobs
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_location) as store:
         run_id = store.create_run(new_run())
         store.add_test(run_id, 0, "mixed", {"bs": 4096}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job)
         store.finish_run(run_id, "complete")
@@ -37,11 +37,11 @@ def test_a_test_round_trips_with_its_raw_output_and_metrics(tmp_path):
     assert test.series == ()
 
 
-def test_a_tests_series_round_trip_exactly(tmp_path):
+def test_a_tests_series_round_trip_exactly(store_location):
     output = fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")
     (job,) = parse_fio_output(output).jobs
     series = parse_logs(fixture_logs(), 1000)
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_location) as store:
         run_id = store.create_run(new_run())
         store.add_test(run_id, 0, "logged", {}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job, series=series)
         store.add_test(run_id, 1, "plain", {}, "[global]\n", output, "", "2026-01-01T00:00:00+00:00", job)
@@ -50,29 +50,126 @@ def test_a_tests_series_round_trip_exactly(tmp_path):
     assert plain.series == ()
 
 
-def test_a_failing_series_leaves_no_half_stored_test(tmp_path):
+def test_a_failing_series_leaves_no_half_stored_test(store_location):
     output = fixture_text("randrw-70-4k-4jobs-log1s.jsonplus.json")
     (job,) = parse_fio_output(output).jobs
     (first, *_) = parse_logs(fixture_logs(), 1000)
     twice = (first, first)  # the same points again break the primary key
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_location) as store:
         run_id = store.create_run(new_run())
         with pytest.raises(StoreError):
             store.add_test(run_id, 0, "logged", {}, "", output, "", "2026-01-01T00:00:00+00:00", job, series=twice)
         assert store.get_run(run_id).tests == ()
 
 
-def test_schema_is_migrated_once_and_recorded(tmp_path):
+def test_schema_is_migrated_once_and_recorded(store_location):
+    Store(store_location).close()
+    with Store(store_location) as store:
+        versions = [r[0] for r in store.conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        for table in ("runs", "tests", "metrics", "series", "run_env", "run_outcomes", "run_smart", "run_notes"):
+            store.conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+        store.conn.execute("SELECT iops, bw_bytes_per_s, lat_mean_ns, clat_p99_ns, clat_p99_99_ns FROM metrics")
+    assert versions == list(range(1, LATEST_VERSION + 1))
+
+
+def test_a_store_from_a_newer_disklab_is_refused(store_location):
+    with Store(store_location) as store, store.transaction():
+        store.conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'x')",
+                           (LATEST_VERSION + 1,))
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match="newer"):
+            Store(store_location, read_only=read_only)
+
+
+def test_a_record_reads_its_raw_text_on_first_use_even_once_the_store_is_closed(store_location):
+    """Commands render after closing the store."""
+    output = fixture_text("randread-4k-q32.jsonplus.json")
+    (job,) = parse_fio_output(output).jobs
+    with Store(store_location) as store:
+        run_id = store.create_run(new_run(planned_tests=3))
+        for seq in range(2):
+            store.add_test(run_id, seq, f"t{seq}", {}, f"[job{seq}]\n", output, "", "2026-01-01T00:00:00+00:00", job)
+        record = store.get_run(run_id)
+    assert [(t.jobfile, t.fio_output) for t in record.tests] == [("[job0]\n", output), ("[job1]\n", output)]
+
+
+def test_runs_of_dead_processes_are_marked_interrupted(store_location):
+    with Store(store_location) as store:
+        alive = store.create_run(new_run())
+        dead = store.create_run(new_run())
+        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (dead,))
+        other_host = store.create_run(new_run(hostname="elsewhere"))
+        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (other_host,))
+        store.mark_abandoned_runs("testhost")
+        status = {r.id: r.status for r in store.list_runs()}
+    assert status == {alive: "running", dead: "interrupted", other_host: "running"}
+
+
+def test_run_references(store_location):
+    with Store(store_location) as store:
+        with pytest.raises(UserError, match="no runs"):
+            store.resolve_run_id("last")
+        first, second = store.create_run(new_run()), store.create_run(new_run())
+        assert store.resolve_run_id("last") == second
+        assert store.resolve_run_id("last~1") == first
+        assert store.resolve_run_id(str(first)) == first
+        for bad in ("99", "latest", "last~x"):
+            with pytest.raises(UserError):
+                store.resolve_run_id(bad)
+
+
+def test_runs_are_listed_newest_first_and_filtered(store_location):
+    output = fixture_text("randread-4k-q32.json.json")
+    (job,) = parse_fio_output(output).jobs
+    with Store(store_location) as store:
+        made = [
+            store.create_run(new_run(name="Größe alt", started_at="2026-01-01T00:00:00+00:00")),
+            store.create_run(new_run(suite_name="disk", target="/mnt/y", started_at="2026-02-01T00:00:00+00:00")),
+            store.create_run(new_run(name="GRÖSSE neu", hostname="other", started_at="2026-03-01T00:00:00+00:00")),
+        ]
+        store.add_test(made[1], 0, "remote", {}, "", output, "", "2026-02-01T00:00:00+00:00", job, host="server-a")
+
+        def ids(**where) -> list[int]:
+            listed = [info.id for info in store.list_runs(where=RunFilter(**where))]
+            assert store.count_runs(RunFilter(**where)) == len(listed)
+            return listed
+
+        assert ids() == made[::-1] and [info.id for info in store.list_runs(2)] == made[:0:-1]
+        assert ids(suite="disk") == ids(targets=("/mnt/y", "/mnt/y/")) == [made[1]]
+        assert ids(host="other") == [made[2]] and ids(host="server-a") == [made[1]]
+        assert ids(since="2026-02-01T00:00:00+00:00") == made[:0:-1]
+        assert ids(name="grösse") == [made[2], made[0]] and ids(name="100%") == []
+        assert ids(suite="quick", host="testhost", name="alt") == [made[0]]
+        assert store.list_runs(2**70) == store.list_runs()
+
+
+def test_a_resumed_runs_header_says_it_was_resumed(store_location):
+    """A resumed run's header did not say it was resumed."""
+    from disklab.report.table import run_title
+
+    with Store(store_location) as store:
+        run_id = store.create_run(new_run())
+        store.finish_run(run_id, "interrupted", "Ctrl-C")
+        assert "resumed" not in run_title(store.get_run(run_id).info)
+        store.reopen_run(run_id)
+        store.finish_run(run_id, "complete")
+        info = store.get_run(run_id).info
+        assert " · complete · resumed · " in run_title(info)
+        assert info.options["runtime"] == 1.0 and len(info.options["resumed"]) == 1  # the run's options kept
+        store.reopen_run(run_id)
+        assert " · running · resumed 2 times · " in run_title(store.get_run(run_id).info)
+
+
+# SQLite files only: how a file is laid out, upgraded from older schemas, damaged or locked, and read by the plan
+# SQLite makes (a PostgreSQL store starts at the latest schema, and its server does the locking).
+
+
+def test_the_series_primary_key_in_a_sqlite_file(tmp_path):
     path = tmp_path / "r.db"
     Store(path).close()
-    Store(path).close()
     conn = sqlite3.connect(path)
-    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-    assert versions == list(range(1, LATEST_VERSION + 1))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"runs", "tests", "metrics", "series", "schema_migrations"} <= tables
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(metrics)")}
-    assert {"iops", "bw_bytes_per_s", "lat_mean_ns", "clat_p99_ns", "clat_p99_99_ns"} <= columns
     series = {r[1]: r[5] for r in conn.execute("PRAGMA table_info(series)")}  # column -> place in the primary key
     assert series == {"test_id": 1, "kind": 2, "direction": 3, "t_ms": 4, "value": 0}
 
@@ -122,16 +219,6 @@ def stored_rows(path) -> dict[str, list[tuple]]:
     return rows
 
 
-def test_a_store_from_a_newer_disklab_is_refused(tmp_path):
-    path = tmp_path / "r.db"
-    Store(path).close()
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO schema_migrations VALUES (?, 'future', 'x')", (LATEST_VERSION + 1,))
-    conn.commit()
-    with pytest.raises(StoreError, match="newer"):
-        Store(path)
-
-
 def test_a_corrupt_store_is_a_store_error(tmp_path):
     path = tmp_path / "r.db"
     path.write_bytes(b"this is not sqlite" * 100)
@@ -148,31 +235,6 @@ def test_a_locked_store_is_a_store_error(tmp_path, monkeypatch):
         with pytest.raises(StoreError, match="locked"):
             store.create_run(new_run())
         blocker.execute("ROLLBACK")
-
-
-def test_runs_of_dead_processes_are_marked_interrupted(tmp_path):
-    with Store(tmp_path / "r.db") as store:
-        alive = store.create_run(new_run())
-        dead = store.create_run(new_run())
-        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (dead,))
-        other_host = store.create_run(new_run(hostname="elsewhere"))
-        store.conn.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (other_host,))
-        store.mark_abandoned_runs("testhost")
-        status = {r.id: r.status for r in store.list_runs()}
-    assert status == {alive: "running", dead: "interrupted", other_host: "running"}
-
-
-def test_run_references(tmp_path):
-    with Store(tmp_path / "r.db") as store:
-        with pytest.raises(UserError, match="no runs"):
-            store.resolve_run_id("last")
-        first, second = store.create_run(new_run()), store.create_run(new_run())
-        assert store.resolve_run_id("last") == second
-        assert store.resolve_run_id("last~1") == first
-        assert store.resolve_run_id(str(first)) == first
-        for bad in ("99", "latest", "last~x"):
-            with pytest.raises(UserError):
-                store.resolve_run_id(bad)
 
 
 def test_migration_scripts_split_only_at_statement_ends():
@@ -267,50 +329,6 @@ def test_listing_and_getting_a_run_read_no_raw_text_until_asked(tmp_path):
     (info,) = store.list_runs()
     assert store.count_runs() == 1 and (info.finished_tests, info.planned_tests) == (2, 3)
     assert not RAW_COLUMNS & set(read)
-    record = store.get_run(run_id)
+    store.get_run(run_id)
     assert not {("tests", "fio_output"), ("tests", "jobfile")} & set(read)
     store.close()
-    # Read on first use, even once the store is closed (commands render after closing it).
-    assert [(t.jobfile, t.fio_output) for t in record.tests] == [("[job0]\n", output), ("[job1]\n", output)]
-
-
-def test_runs_are_listed_newest_first_and_filtered(tmp_path):
-    output = fixture_text("randread-4k-q32.json.json")
-    (job,) = parse_fio_output(output).jobs
-    with Store(tmp_path / "r.db") as store:
-        made = [
-            store.create_run(new_run(name="Größe alt", started_at="2026-01-01T00:00:00+00:00")),
-            store.create_run(new_run(suite_name="disk", target="/mnt/y", started_at="2026-02-01T00:00:00+00:00")),
-            store.create_run(new_run(name="GRÖSSE neu", hostname="other", started_at="2026-03-01T00:00:00+00:00")),
-        ]
-        store.add_test(made[1], 0, "remote", {}, "", output, "", "2026-02-01T00:00:00+00:00", job, host="server-a")
-
-        def ids(**where) -> list[int]:
-            listed = [info.id for info in store.list_runs(where=RunFilter(**where))]
-            assert store.count_runs(RunFilter(**where)) == len(listed)
-            return listed
-
-        assert ids() == made[::-1] and [info.id for info in store.list_runs(2)] == made[:0:-1]
-        assert ids(suite="disk") == ids(targets=("/mnt/y", "/mnt/y/")) == [made[1]]
-        assert ids(host="other") == [made[2]] and ids(host="server-a") == [made[1]]
-        assert ids(since="2026-02-01T00:00:00+00:00") == made[:0:-1]
-        assert ids(name="grösse") == [made[2], made[0]] and ids(name="100%") == []
-        assert ids(suite="quick", host="testhost", name="alt") == [made[0]]
-        assert store.list_runs(2**70) == store.list_runs()
-
-
-def test_a_resumed_runs_header_says_it_was_resumed(tmp_path):
-    """A resumed run's header did not say it was resumed."""
-    from disklab.report.table import run_title
-
-    with Store(tmp_path / "r.db") as store:
-        run_id = store.create_run(new_run())
-        store.finish_run(run_id, "interrupted", "Ctrl-C")
-        assert "resumed" not in run_title(store.get_run(run_id).info)
-        store.reopen_run(run_id)
-        store.finish_run(run_id, "complete")
-        info = store.get_run(run_id).info
-        assert " · complete · resumed · " in run_title(info)
-        assert info.options["runtime"] == 1.0 and len(info.options["resumed"]) == 1  # the run's options kept
-        store.reopen_run(run_id)
-        assert " · running · resumed 2 times · " in run_title(store.get_run(run_id).info)

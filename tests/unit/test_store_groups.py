@@ -24,7 +24,7 @@ def index_sql(conn) -> str | None:
     return row and row[0]
 
 
-def test_a_schema_8_store_gains_the_identity_index_once_and_the_migration_can_run_again(tmp_path, monkeypatch):
+def test_a_sqlite_schema_8_store_gains_the_identity_index_once_and_the_migration_can_run_again(tmp_path, monkeypatch):
     path = tmp_path / "r.db"
     run_id = old_store(path, monkeypatch, 8)
     conn = sqlite3.connect(path)  # as disklab of schema 8 left it: the run's environment, no index
@@ -47,7 +47,7 @@ def test_a_schema_8_store_gains_the_identity_index_once_and_the_migration_can_ru
         assert [row[0] for row in store.conn.execute("SELECT version FROM schema_migrations WHERE version = 9")] == [9]
 
 
-def test_the_grouping_reads_the_identity_index_not_every_key_of_every_run(tmp_path):
+def test_the_grouping_reads_the_identity_index_not_every_key_of_every_run_of_a_sqlite_file(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_at(store, 1, [1000], disk_env())
         statements = []
@@ -59,8 +59,8 @@ def test_the_grouping_reads_the_identity_index_not_every_key_of_every_run(tmp_pa
     assert f"SEARCH run_env USING COVERING INDEX {INDEX} (run_id=?)" in plan
 
 
-def test_runs_are_grouped_by_host_target_and_disks_oldest_first(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_runs_are_grouped_by_host_target_and_disks_oldest_first(store_location):
+    with Store(store_location) as store:
         first = run_at(store, 3, [1000], disk_env("2.1"))
         second = run_at(store, 1, [1000], disk_env("2.2"))  # started earlier: first in its group; firmware aside
         other = run_at(store, 2, [1000], disk_env(serial="S2"))

@@ -22,6 +22,7 @@ def homes(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("DISKLAB_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(locations, "SYSTEM_CONFIG", tmp_path / "etc" / "config.toml")
+    monkeypatch.delenv("DISKLAB_CONFIG")  # the test suite's own setting: no config files
     for variable in ("DISKLAB_STORE", "DISKLAB_DB"):
         monkeypatch.delenv(variable, raising=False)
     return tmp_path
@@ -70,6 +71,15 @@ def test_the_users_config_comes_before_the_machines(homes):
     assert configured_location() == "postgresql://lab-db/disklab"
     write_config(homes / "config" / "disklab" / "config.toml", f'store = "{homes / "mine.db"}"\n')
     assert configured_location() == homes / "mine.db"
+
+
+def test_disklab_config_names_the_one_file_read_or_none(homes, monkeypatch):
+    write_config(locations.SYSTEM_CONFIG, 'store = "postgresql://lab-db/disklab"\n')
+    chosen = write_config(homes / "chosen.toml", f'store = "{homes / "chosen.db"}"\n')
+    monkeypatch.setenv("DISKLAB_CONFIG", str(chosen))
+    assert configured_location() == homes / "chosen.db"
+    monkeypatch.setenv("DISKLAB_CONFIG", "")
+    assert configured_location() == homes / "home" / "results.db"
 
 
 def test_a_config_without_a_store_line_leaves_the_default(homes):
@@ -148,3 +158,16 @@ def test_any_text_parses_as_a_url_or_a_file_or_is_refused_as_empty(text):
         assert not text.strip()
         return
     assert location == text if text.startswith(("postgresql://", "postgres://")) else location == Path(text)
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
+def test_a_url_given_as_a_file_is_refused_and_no_file_is_made_of_it(homes, monkeypatch, scheme):
+    """--db (and DISKLAB_DB) take a file: a URL there is a mistake, and made into a path it would write the store,
+    and the password, into folders named after the URL."""
+    monkeypatch.chdir(homes)
+    url = f"{scheme}://lab:s3cret@127.0.0.1:1/results"
+    for options, env in ((["--db", url], {}), ([], {"DISKLAB_DB": url})):
+        result = CliRunner().invoke(cli, [*options, "import", str(IMPORT_FIXTURE)], env=env)
+        assert result.exit_code == 2, result.output
+        assert "--store" in result.stderr and "s3cret" not in result.output
+        assert not (homes / f"{scheme}:").exists()

@@ -27,7 +27,8 @@ from disklab.suite.params import PARAMS
 from disklab.web.app import MAX_COMPARED, SECURITY_HEADERS, WebApp
 from disklab.web.links import StaticLinks
 from disklab.web.pages import RUNS_PER_PAGE, list_runs, render_compare_page, render_run_page, render_runs_page
-from tests.conftest import fixture_text
+from tests.conftest import BACKENDS, fixture_text, new_store_location
+from tests.stores import query
 from tests.unit.test_store import new_run
 
 SMART = Path(__file__).parent.parent / "fixtures" / "smart"
@@ -117,9 +118,10 @@ def add_run(store: Store, *, name=None, suite="quick", target="/mnt/a", hostname
     return run_id
 
 
-@pytest.fixture(scope="module")
-def store_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("web") / "results.db"
+@pytest.fixture(scope="module", params=BACKENDS)
+def store_path(request, tmp_path_factory) -> Path | str:
+    """The lab's store, a SQLite file or a PostgreSQL database: the server serves either alike."""
+    path = new_store_location(request, tmp_path_factory.mktemp("web"))
     with Store(path) as store:
         add_run(store, name=EVIL, model="Samsung SSD 980 PRO", started_at="2026-10-03T08:00:00+00:00",
                 flag=("cache", f"the data set fits in RAM {EVIL}"))
@@ -142,8 +144,13 @@ def unchanged(store_path):
     assert _fingerprint(store_path) == before
 
 
-def _fingerprint(path: Path) -> tuple:
-    """SQLite's -shm and an empty -wal are a reader's (a read-only open of a WAL store leaves them, as `runs` does)."""
+def _fingerprint(path: Path | str) -> tuple:
+    """SQLite's -shm and an empty -wal are a reader's (a read-only open of a WAL store leaves them, as `runs` does).
+    A PostgreSQL store: its runs as they are, and how many rows each table that refers to them has."""
+    if not isinstance(path, Path):
+        counts = [query(path, f"SELECT COUNT(*) FROM {table}")[0][0] for table in (
+            "tests", "metrics", "series", "test_flags", "run_env", "run_outcomes", "run_smart", "run_notes")]
+        return query(path, "SELECT * FROM runs ORDER BY id"), counts
     wal = path.with_name(path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
     beside = sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(("-shm", "-wal")))
@@ -371,7 +378,7 @@ def test_serve_refuses_a_missing_or_damaged_store_in_one_line(tmp_path):
 def test_serve_listens_warns_off_loopback_and_stops_cleanly(store_path, unchanged, children):
     """A real server on a free port: it prints its address, answers, and SIGTERM (as Ctrl-C) stops it with 0."""
     process = children.start(
-        [sys.executable, "-m", "disklab", "serve", "--db", str(store_path), "--host", "0.0.0.0", "--port", "0"],
+        [sys.executable, "-m", "disklab", "--store", str(store_path), "serve", "--host", "0.0.0.0", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -389,7 +396,7 @@ def test_serve_listens_warns_off_loopback_and_stops_cleanly(store_path, unchange
 
 @pytest.mark.parametrize("host", ["example.invalid", "", "::1;x", "300.1.2.3"])
 def test_an_address_that_does_not_resolve_is_one_line_and_exit_2(store_path, unchanged, host):
-    result = CliRunner().invoke(cli, ["serve", "--db", str(store_path), "--host", host, "--port", "0"])
+    result = CliRunner().invoke(cli, ["--store", str(store_path), "serve", "--host", host, "--port", "0"])
     assert result.exit_code == 2, result.output
     assert result.output == f"disklab: error: cannot listen on {host!r}: not an address or a host name this machine " \
                             "resolves\n"
@@ -400,7 +407,7 @@ def server(store_path, unchanged, children, tmp_path):
     """`disklab serve --port 0`: its address, and the file its stderr goes to (read when it has stopped)."""
     stderr = tmp_path / "serve.err"
     with stderr.open("w") as err:
-        process = children.start([sys.executable, "-m", "disklab", "serve", "--db", str(store_path), "--port", "0"],
+        process = children.start([sys.executable, "-m", "disklab", "--store", str(store_path), "serve", "--port", "0"],
                                  stdout=subprocess.PIPE, stderr=err, text=True)
     ready, _, _ = readiness.select([process.stdout], [], [], 120)
     line = process.stdout.readline() if ready else ""

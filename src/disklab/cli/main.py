@@ -123,6 +123,10 @@ def chosen_store(ctx: click.Context, store: str | None, db: Path | None) -> Path
              if value is not None and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
     if len(given) > 1:
         raise click.UsageError("give --store or --db, not both")
+    if db is not None:
+        from disklab.store.locations import store_file
+
+        db = store_file(db)
     chosen = given[0] if given else (store if store is not None else db)
     if isinstance(chosen, str):
         from disklab.store.locations import parse_location

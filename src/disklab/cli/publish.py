@@ -7,6 +7,7 @@ import click
 from disklab.cli.common import store_location
 from disklab.cli.helptext import examples
 from disklab.cli.serve import check_store
+from disklab.store.locations import store_file
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
 
@@ -25,7 +26,7 @@ def publish(ctx, output, db):
     links are relative, so the folder works from a file system and from any web server. The site is written beside
     DIR and swapped in whole: a reader, or a kill, finds the previous site or the new one. Nothing is written to the
     store."""
-    location = db or store_location(ctx)
+    location = store_file(db) if db else store_location(ctx)
     check_store(location)
     from disklab.web.publish import publish as write_site  # jinja2 and the pages load only for this command
 

@@ -9,6 +9,7 @@ from disklab.cli.common import store_location
 from disklab.cli.helptext import examples
 from disklab.cli.options import WholeNumber
 from disklab.errors import StoreError
+from disklab.store.locations import store_file
 from disklab.store.repository import Store
 from disklab.system.signals import interrupt_on_termination
 
@@ -28,7 +29,7 @@ DEFAULT_PORT = 8740
 @click.pass_context
 def serve(ctx, host, port, db):
     """Browse, search and compare the stored runs in a web browser; Ctrl-C stops it. Nothing is written."""
-    location = db or store_location(ctx)
+    location = store_file(db) if db else store_location(ctx)
     shown = check_store(location)
     from disklab.web.app import WebApp
     from disklab.web.server import listen

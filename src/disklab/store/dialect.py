@@ -9,15 +9,17 @@ class Dialect:
     begin: str  # a writing transaction; SQLite takes its write lock at once, so that two writers never deadlock
     next_run_id: str | None  # the runs row's number; None: the database's own (an identity column)
     json_key: str  # {column}'s top-level {key} as SQL text or NULL
-    json_value: str  # the JSON text {column} as SQL text (a string without its quotes)
-    contains: str  # {column} holds the folded ? in any case
+    contains: str | None  # {column} holds the casefolded ?; None: a search is answered in Python (filters.py)
     key_like: str  # {column} matches the pattern {pattern}
     wildcard: str  # any run of characters in key_like's pattern
     text_order: str  # after an ORDER BY of text: byte order, as SQLite sorts
+    one_of: str  # {column} is one of the values of a list given as ?s, {marks}
 
-    def fold(self, text: str) -> str:
-        """A searched-for text as `contains` compares it."""
-        return text.casefold() if self.name == "sqlite" else text.lower()
+    def is_one_of(self, column: str, values: tuple) -> tuple[str, tuple]:
+        """The SQL and the parameters of `column` being one of `values`."""
+        if "{marks}" in self.one_of:
+            return self.one_of.format(column=column, marks=", ".join("?" * len(values))), values
+        return self.one_of.format(column=column), (list(values),)
 
     def like(self, column: str, pattern: str) -> str:
         """{column} matches an environment key pattern such as device.*.model."""
@@ -30,12 +32,12 @@ SQLITE = Dialect(
     # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
     next_run_id="1 + max(coalesce((SELECT max(id) FROM runs), 0), coalesce((SELECT max(id) FROM deleted_runs), 0))",
     json_key="CAST(json_extract({column}, '$.{key}') AS TEXT)",
-    json_value="CAST(json_extract({column}, '$') AS TEXT)",
     # SQLite's LIKE and lower() fold ASCII only; names and models are text in any script (casefold: repository.py).
     contains="instr(casefold({column}), ?) > 0",
     key_like="{column} GLOB '{pattern}'",
     wildcard="*",
     text_order="",
+    one_of="{column} IN ({marks})",
 )
 
 POSTGRESQL = Dialect(
@@ -43,9 +45,10 @@ POSTGRESQL = Dialect(
     begin="BEGIN",
     next_run_id=None,  # an identity: never a number given before, and no two writers given the same one
     json_key="({column}::jsonb ->> '{key}')",
-    json_value="({column}::jsonb #>> '{{}}')",
-    contains="strpos(lower({column}), ?) > 0",  # lower() of the database's locale folds any script
+    # lower() folds by the database's locale (in the C locale, ASCII only) and never as casefold does (ß, ς).
+    contains=None,
     key_like="{column} LIKE '{pattern}'",
     wildcard="%",
     text_order=' COLLATE "C"',
+    one_of="{column} = ANY(?)",  # one array, however many values (a statement takes 65,535 parameters at most)
 )

@@ -1,6 +1,7 @@
 """Which stored runs a list takes (runs, serve, delete): the filter, its SQL, and the orders a list may take."""
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 
 from disklab.store.dialect import Dialect
 
@@ -23,7 +24,8 @@ class RunFilter:
 
 
 def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
-    """The WHERE that takes the runs `where` names (empty for every run), and its parameters."""
+    """The WHERE that takes the runs `where` names (empty for every run), and its parameters; a dialect without
+    `contains` is given `where` with its searches answered (searched)."""
     conditions, args = [], []
     if where.suite is not None:
         conditions.append("runs.suite_name = ?")
@@ -42,20 +44,21 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
     if where.until is not None:
         conditions.append("runs.started_at < ?")
         args.append(where.until)
-    contains, fold = dialect.contains, dialect.fold
+    contains = dialect.contains  # only SQLite searches in SQL (its casefold function, repository.py)
     if where.name is not None:
         conditions.append(contains.format(column="runs.name"))
-        args.append(fold(where.name))
+        args.append(where.name.casefold())
+    # A disk under the run's target (env/registry.py's device.NAME.model, a JSON text) whose model holds ?.
     device_model = (f"EXISTS (SELECT 1 FROM run_env WHERE run_env.run_id = runs.id AND "
                     f"{dialect.like('run_env.key', 'device.*.model')} AND "
-                    f"{contains.format(column=dialect.json_value.format(column='run_env.value_json'))})")
-    if where.device is not None:  # a disk under the run's target (env/registry.py's device.NAME.model)
+                    f"instr(casefold(CAST(json_extract(run_env.value_json, '$') AS TEXT)), ?) > 0)")
+    if where.device is not None:
         conditions.append(device_model)
-        args.append(fold(where.device))
+        args.append(where.device.casefold())
     if where.text is not None:
         columns = ("runs.name", "runs.suite_name", "runs.target", "runs.hostname")
         conditions.append("(" + " OR ".join([*(contains.format(column=c) for c in columns), device_model]) + ")")
-        args.extend([fold(where.text)] * (len(columns) + 1))
+        args.extend([where.text.casefold()] * (len(columns) + 1))
     if where.user is not None:
         conditions.append("runs.user_name = ?")
         args.append(where.user)
@@ -63,9 +66,39 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
         conditions.append("runs.status = ?")
         args.append(where.status)
     if where.ids:
-        conditions.append(f"runs.id IN ({', '.join('?' * len(where.ids))})")
-        args.extend(where.ids)
+        condition, values = dialect.is_one_of("runs.id", where.ids)
+        conditions.append(condition)
+        args.extend(values)
     return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
+
+
+def searched(where: RunFilter, conn, dialect: Dialect) -> RunFilter:
+    """`where` with its searches for text (name, device, text) answered as the run numbers that match: read from the
+    runs table and the disks' models, folded by Python's casefold as SQLite's search folds them."""
+    if where.name is None and where.device is None and where.text is None:
+        return where
+    models: dict[int, list[str]] = {}
+    for run_id, value_json in conn.execute(
+            f"SELECT run_id, value_json FROM run_env WHERE {dialect.like('key', 'device.*.model')}").fetchall():
+        value = json.loads(value_json)
+        models.setdefault(run_id, []).append(value if isinstance(value, str) else value_json)
+
+    def holds(texts, wanted: str) -> bool:
+        return any(text is not None and wanted.casefold() in text.casefold() for text in texts)
+
+    matched = set(where.ids) if where.ids else None
+    found = []
+    for run_id, name, suite, target, hostname in conn.execute(
+            "SELECT id, name, suite_name, target, hostname FROM runs").fetchall():
+        if matched is not None and run_id not in matched:
+            continue
+        disks = models.get(run_id, ())
+        if ((where.name is None or holds((name,), where.name))
+                and (where.device is None or holds(disks, where.device))
+                and (where.text is None or holds((name, suite, target, hostname, *disks), where.text))):
+            found.append(run_id)
+    # No run is numbered 0: a search that matched nothing keeps matching nothing.
+    return replace(where, name=None, device=None, text=None, ids=tuple(found) or (0,))
 
 
 # The runs list's sort keys (list_runs' order) and the column each sorts by; ties go by run number.

@@ -22,6 +22,15 @@ def parse_location(text: str) -> Path | str:
     return text if is_url(text) else Path(text)
 
 
+def store_file(path: Path) -> Path:
+    """--db's file; a URL there (made into a path, it would put the store and its password into folders named after
+    it) is refused."""
+    if str(path).startswith(("postgresql:", "postgres:")):
+        raise UserError("--db (and DISKLAB_DB) take a SQLite file; give a PostgreSQL URL with --store (or "
+                        "DISKLAB_STORE)")
+    return path
+
+
 def configured_location() -> Path | str:
     """The config file's store, else the default file."""
     for config in config_files():
@@ -32,7 +41,11 @@ def configured_location() -> Path | str:
 
 
 def config_files() -> tuple[Path, ...]:
-    """$XDG_CONFIG_HOME/disklab/config.toml (~/.config/disklab/config.toml), then /etc/disklab/config.toml."""
+    """$XDG_CONFIG_HOME/disklab/config.toml (~/.config/disklab/config.toml), then /etc/disklab/config.toml; or the
+    one file $DISKLAB_CONFIG names, none when it is empty (a script, a test suite: no machine's store)."""
+    chosen = os.environ.get("DISKLAB_CONFIG")
+    if chosen is not None:
+        return (Path(chosen),) if chosen else ()
     config_home = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
     return Path(config_home) / "disklab" / "config.toml", SYSTEM_CONFIG
 

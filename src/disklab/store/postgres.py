@@ -47,32 +47,58 @@ class PostgresConnection:
 
     def __init__(self, url: str, read_only: bool):
         self.shown = shown_url(url)
-        psycopg = _psycopg(self.shown)
-        try:
-            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                                         application_name="disklab")
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to the results store {self.shown}: {_reason(exc)}") from exc
-        self._conn.row_factory = _rows
+        self._url = url  # kept in memory only, to connect again after an interruption
+        self._read_only = read_only
+        self._conn = self._connect()
         with self.errors():
             _migrate(self)
-            if read_only:  # a reading command never writes, whatever it asks
+        self._session()
+
+    def _connect(self):
+        psycopg = _psycopg(self.shown)
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                                   application_name="disklab")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the results store {self.shown}: {_reason(exc)}") from exc
+        conn.row_factory = _rows
+        self._interrupted = False
+        return conn
+
+    def _session(self) -> None:
+        if self._read_only:  # a reading command never writes, whatever it asks
+            with self.errors():
                 self._conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
     def execute(self, sql: str, params: Iterable = ()):
         """Without parameters the text goes as it is (a migration's script of many statements, a literal's %)."""
         params = tuple(params)
-        with self.errors():
+        with self.errors(), self._watched():
             return self._conn.execute(_placeholders(sql) if params else sql, params or None)
 
     def executemany(self, sql: str, rows: Iterable) -> None:
-        with self.errors():
-            with self._conn.cursor() as cursor:
-                cursor.executemany(_placeholders(sql), [tuple(row) for row in rows])
+        with self.errors(), self._watched(), self._conn.cursor() as cursor:
+            cursor.executemany(_placeholders(sql), [tuple(row) for row in rows])
+
+    @contextmanager
+    def _watched(self):
+        """Ctrl-C (or SIGTERM, made one) may land while libpq is still busy with a query; the connection is then
+        given up and made again before its next use (the server rolls back what the old one had begun), so that
+        marking the run interrupted and exiting 130 still work."""
+        if self._interrupted:
+            self._conn.close()
+            self._conn = self._connect()
+            self._session()
+        try:
+            yield
+        except KeyboardInterrupt:
+            self._interrupted = True
+            raise
 
     @property
     def in_transaction(self) -> bool:
-        return self._conn.info.transaction_status != 0  # psycopg.pq.TransactionStatus.IDLE
+        """False after an interruption: the connection made again has begun nothing."""
+        return not self._interrupted and self._conn.info.transaction_status != 0  # TransactionStatus.IDLE
 
     def close(self) -> None:
         self._conn.close()

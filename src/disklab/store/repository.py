@@ -16,7 +16,7 @@ from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
 from disklab.store.dialect import POSTGRESQL, SQLITE
-from disklab.store.filters import RUN_ORDERS, RunFilter, where_clause
+from disklab.store.filters import RUN_ORDERS, RunFilter, searched, where_clause
 from disklab.store.postgres import PostgresConnection, is_url
 from disklab.store.notes import run_notes
 from disklab.store.records import (
@@ -242,7 +242,7 @@ class Store:
     ) -> list[RunInfo]:
         """Newest first, or by `order` (a key of RUN_ORDERS, '-' before it for descending), skipping `offset`;
         reads the runs table and counts tests through an index, never the tests' raw text."""
-        clause, args = where_clause(where, self.dialect)
+        clause, args = self._where(where)
         column = RUN_ORDERS[order.removeprefix("-")]
         direction = "DESC" if order.startswith("-") else "ASC"
         nulls = " NULLS LAST" if order.startswith("-") else " NULLS FIRST"  # SQLite's own order, said for both
@@ -258,9 +258,14 @@ class Store:
         return [run_info(row) for row in rows]
 
     def count_runs(self, where: RunFilter = RunFilter()) -> int:
-        clause, args = where_clause(where, self.dialect)
+        clause, args = self._where(where)
         with self.errors():
             return self.conn.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
+
+    def _where(self, where: RunFilter) -> tuple[str, tuple]:
+        if self.dialect.contains is None:
+            where = searched(where, self.conn, self.dialect)
+        return where_clause(where, self.dialect)
 
     def resolve_run_id(self, ref: str) -> int:
         """'last', 'last~1' (the one before), or a run number."""
