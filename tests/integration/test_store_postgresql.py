@@ -109,6 +109,21 @@ def test_runs_stored_in_postgresql_are_listed_shown_compared_reported_and_served
     assert list(Path(where).iterdir()) == []
 
 
+@NEEDS_FIO
+def test_the_quick_profile_runs_into_postgresql_as_into_a_file(disklab: Disklab, url, tmp_path):
+    """The README's first run, short: its 8 tests committed one by one to the database, shown the same as a file's."""
+    where = target(tmp_path)
+    options = ("run", "quick", "--target", where, "--runtime", "1", "--ramp", "0", "--size", "16M", "--repeat", "1")
+    ok(disklab("--store", url, *options))
+    ok(disklab("--db", str(tmp_path / "results.db"), *options))
+    assert [row[:2] + row[3:] for row in stored(url)] == [(1, "complete", 8)]
+    database, file = (json.loads(ok(disklab(*store, "show", "last", "-f", "json")).stdout)
+                      for store in (("--store", url), ("--db", str(tmp_path / "results.db"))))
+    assert [t["label"] for t in database["tests"]] == [t["label"] for t in file["tests"]]
+    assert len(database["tests"]) == 8 and all(t["metrics"] for t in database["tests"])
+    assert list(Path(where).iterdir()) == []
+
+
 def served(disklab: Disklab, url: str, path: str) -> str:
     """A page of `disklab serve` on the store, as a browser gets it."""
     server = disklab.start("--store", url, "serve", "--port", "0")
