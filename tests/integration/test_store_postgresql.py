@@ -106,6 +106,8 @@ def test_runs_stored_in_postgresql_are_listed_shown_compared_reported_and_served
     assert 'id="run-1"' in report.read_text() and 'id="run-2"' in report.read_text()
     page = served(disklab, url, "/")
     assert "first" in page and "second" in page and postgres_server.password not in page
+    kept = [query(url, f"SELECT * FROM {table}") for table in ("runs", "run_env", "run_outcomes", "tests")]
+    assert kept[0] and postgres_server.password not in repr(kept)  # nothing stored names the store's credentials
     assert list(Path(where).iterdir()) == []
 
 
