@@ -50,9 +50,9 @@ def bundle_bytes(document: dict, compressed: bool) -> bytes:
 def looks_like_bundle(path: Path) -> bool:
     """A gzip file, or JSON naming the bundle format near its start (fio's output never does); False for anything
     that cannot be read as a file, which the fio reader then refuses with its reason."""
-    if not path.is_file():
-        return False
     try:
+        if not path.is_file():  # a name too long for the file system raises here too
+            return False
         with path.open("rb") as file:
             head = file.read(_SNIFF_BYTES)
     except OSError:
