@@ -12,6 +12,8 @@ import shutil
 import signal
 import socket
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,28 +75,23 @@ class FioHost:
             self.server.wait(timeout=30)
 
 
-@pytest.fixture
-def fio_hosts(request: pytest.FixtureRequest, tmp_path: Path):
-    """`fio_hosts(n, servers=True)`: n namespaces, each reachable at its own address, with a fio server if asked."""
-    made: list[FioHost] = []
+class HostNamespaces:
+    """Namespaces made on demand (`create`), each reachable at its own address; `remove` takes them all down."""
 
-    def teardown() -> None:
-        for host in made:
-            host.kill()
-            subprocess.run(["ip", "link", "del", host.veth], capture_output=True)
-            subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True)
+    def __init__(self, folder: Path):
+        self.folder = folder  # the fio servers' logs
+        self.made: list[FioHost] = []
 
-    request.addfinalizer(teardown)
-
-    def create(count: int, servers: bool = True) -> list[FioHost]:
+    def create(self, count: int, servers: bool = True) -> list[FioHost]:
+        """Raises NoNamespaces where this machine cannot make one."""
         hosts = []
         for n in itertools.islice(_HOST_NUMBERS, count):
             namespace, veth = f"dl-{os.getpid()}-{n}", f"dl{os.getpid()}v{n}"
-            host = FioHost(namespace, veth, f"10.{_SUBNET}.{n}.2", tmp_path / f"fio-server-{n}.log")
+            host = FioHost(namespace, veth, f"10.{_SUBNET}.{n}.2", self.folder / f"fio-server-{n}.log")
             added = subprocess.run(["ip", "netns", "add", namespace], capture_output=True, text=True)
             if added.returncode != 0:
-                pytest.skip(f"cannot create network namespaces here: {added.stderr.strip()}")
-            made.append(host)
+                raise NoNamespaces(f"cannot create network namespaces here: {added.stderr.strip()}")
+            self.made.append(host)
             _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", namespace)
             _ip("addr", "add", f"10.{_SUBNET}.{n}.1/24", "dev", veth)
             _ip("link", "set", veth, "up")
@@ -105,6 +102,40 @@ def fio_hosts(request: pytest.FixtureRequest, tmp_path: Path):
                 host.start_server()
             hosts.append(host)
         return hosts
+
+    def remove(self) -> None:
+        for host in self.made:
+            host.kill()
+            subprocess.run(["ip", "link", "del", host.veth], capture_output=True)
+            subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True)
+        self.made.clear()
+
+
+class NoNamespaces(RuntimeError):
+    """This machine (or container) cannot make a network namespace."""
+
+
+@contextmanager
+def host_namespaces(count: int, folder: Path) -> Iterator[list[FioHost]]:
+    """`count` hosts with a fio server each, removed when the block ends."""
+    namespaces = HostNamespaces(folder)
+    try:
+        yield namespaces.create(count)
+    finally:
+        namespaces.remove()
+
+
+@pytest.fixture
+def fio_hosts(request: pytest.FixtureRequest, tmp_path: Path):
+    """`fio_hosts(n, servers=True)`: n namespaces, each reachable at its own address, with a fio server if asked."""
+    namespaces = HostNamespaces(tmp_path)
+    request.addfinalizer(namespaces.remove)
+
+    def create(count: int, servers: bool = True) -> list[FioHost]:
+        try:
+            return namespaces.create(count, servers)
+        except NoNamespaces as exc:
+            pytest.skip(str(exc))
 
     return create
 
