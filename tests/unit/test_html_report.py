@@ -12,7 +12,8 @@ from disklab.cli.main import cli
 from disklab.report.compare import compare_renderables, shown
 from disklab.run.execute import Execution, execute_schedule
 from disklab.plan.build import build_plan, resolve_engines
-from disklab.report.html.charts import LOG_RATIO, SeriesSpec, log_scale, select_charts
+from disklab.report.html.charts import CHARTS, LOG_RATIO, SeriesSpec, log_scale
+from disklab.report.html.data_charts import DATA_CHARTS
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.run.schedule import FixedSchedule
@@ -48,6 +49,11 @@ rwmixread = 70
 jobs = 4
 log_interval = "1s"
 """
+
+
+def select_charts(runs):
+    """Every chart of the registry's functions, as the report draws them."""
+    return tuple(chart for make in (*CHARTS, *DATA_CHARTS) for chart in make(runs))
 
 
 def store_run(store: Store, suite_text: str, logs: dict[str, str] | None = None) -> int:

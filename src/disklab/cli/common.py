@@ -2,7 +2,7 @@
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -79,6 +79,21 @@ def commit_counted(store: Store, write: Callable[[], _Stored], count: Callable[[
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return stored
+
+
+# A command's output is written, but some of it could not be drawn: each part is named on stderr.
+EXIT_IN_PART = 1
+
+
+def report_undrawn(ctx: click.Context, undrawn: Sequence[object], written: str) -> None:
+    """Each part that `written` (the report, the site) leaves out, as a warning line, then one error line and exit 1:
+    the output is there, but not whole, and a script should know."""
+    for part in undrawn:
+        click.echo(f"disklab: warning: {terminal_text(str(part))}", err=True)
+    if undrawn:
+        click.echo(f"disklab: error: {len(undrawn):,} part{'s' * (len(undrawn) != 1)} of {written} could not be drawn "
+                   "(above); the rest is written", err=True)
+        ctx.exit(EXIT_IN_PART)
 
 
 def converter(parse):

@@ -108,7 +108,7 @@ def _innermost_context(exc: BaseException) -> click.Context | None:
 def cli(ctx: click.Context, store: str | None, db: Path | None, debug: bool) -> None:
     """Storage benchmarks driven by fio, with every result kept for later.
 
-    Exit codes: 0 success, 1 run failed, 2 bad input, 3 refused for safety,
+    Exit codes: 0 success, 1 run failed (or output written with a part not drawn), 2 bad input, 3 refused for safety,
     4 fio missing or failed, 5 results store unusable, 6 PostgreSQL or pgbench
     missing or failed, 130 interrupted, 141 output pipe closed.
     """

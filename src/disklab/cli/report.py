@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from disklab.cli.common import converter, open_store, write_output
+from disklab.cli.common import converter, open_store, report_undrawn, write_output
 from disklab.cli.completion import complete_run
 from disklab.cli.helptext import examples
 from disklab.cli.spec import spec_option, with_spec
@@ -15,6 +15,7 @@ from disklab.report.html.grid import DEFAULT_GRID_UNIT, GRID_UNITS
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.report.metrics import REGISTRY
+from disklab.report.parts import Parts
 from disklab.report.terminal import terminal_text
 from disklab.store.db import now_iso
 from disklab.store.series import resolve_refs
@@ -65,21 +66,23 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, gri
     output = output or f"disklab-report-run{'-'.join(str(i) for i in run_ids)}.{'pdf' if pdf else 'html'}"
     if output != "-" and not Path(output).parent.is_dir():
         raise UserError(f"cannot write {output}: the directory {Path(output).parent} does not exist")
-    html = render_html(build_report(records, generated_at=now_iso(), choices=choices, grid_unit=grid_unit))
+    parts = Parts()
+    html = render_html(build_report(records, generated_at=now_iso(), choices=choices, grid_unit=grid_unit), parts)
     if not pdf:
         try:
             write_output(html, output)
         except OSError as exc:
             raise UserError(f"cannot write {output}: {exc.strerror}") from exc
-        return
-    from disklab.report.html.pdf import print_pdf
-
-    document = print_pdf(html)
-    if output == "-":
-        click.get_binary_stream("stdout").write(document)
     else:
-        write_whole(output, document)
-        click.echo(f"written to {terminal_text(output)}", err=True)
+        from disklab.report.html.pdf import print_pdf
+
+        document = print_pdf(html)
+        if output == "-":
+            click.get_binary_stream("stdout").write(document)
+        else:
+            write_whole(output, document)
+            click.echo(f"written to {terminal_text(output)}", err=True)
+    report_undrawn(ctx, parts.undrawn, "the report")
 
 
 def _notes(value: str) -> str:

@@ -24,6 +24,7 @@ from disklab.env.collect import collect_target
 from disklab.hosts.files import hosts_target
 from disklab.hosts.hosts import Host, parse_hosts
 from disklab.plan.build import Overrides, Plan, build_plan, check_test_count
+from disklab.report.parts import Parts
 from disklab.report.runs import FORMATS
 from disklab.plan.passes import DEFAULT_PASSES, MIN_PASS_SECONDS, default_passes, in_passes, passes_line
 from disklab.run.prepare import plan_for_target, plan_remarks, prepare, schedule_for
@@ -355,14 +356,17 @@ def show_finished(store: Store, run_id: int, outcomes: dict, output_format: str 
 
     The last line on stderr (with --quiet the only one) says where the run is stored."""
     record = store.get_run(run_id)
+    parts = Parts()
     if output_format != "table":
         from disklab.report.export import EXPORTERS
 
-        write_output(EXPORTERS[output_format](record), None)
+        write_output(EXPORTERS[output_format](record, parts=parts), None)
     else:
         from disklab.cli.show import print_results
 
-        print_results(record, outcomes)
+        print_results(record, outcomes, parts=parts)
+    for undrawn in parts.undrawn:  # the run is stored whole; only its showing lacks a part
+        stderr_console().print(f"disklab: warning: {undrawn}", markup=False, highlight=False)
     stderr_console().print(f"stored as run {run_id} in {store.name} (complete)", markup=False, highlight=False)
 
 

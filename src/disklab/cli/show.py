@@ -5,11 +5,12 @@ Each way of showing (the tables, an export, the environment, the series) loads i
 
 import click
 
-from disklab.cli.common import open_store, stdout_console, write_output
+from disklab.cli.common import open_store, report_undrawn, stdout_console, write_output
 from disklab.cli.completion import complete_run
 from disklab.cli.helptext import examples
 from disklab.cli.spec import spec_option, with_spec
 from disklab.env.registry import label_of
+from disklab.report.parts import Parts
 from disklab.report.runs import FORMATS
 
 
@@ -35,6 +36,7 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     """Show a stored RUN (a number, 'last' or 'last~N') again: the suite's view, if it has one, then every test."""
     _refuse_conflicts(output_format, output, jobfile=jobfile, series=series, env=environment, flat=flat,
                       per_host=per_host)
+    parts = Parts()
     with open_store(ctx) as store:
         record = with_spec(store.get_run(store.resolve_run_id(run_ref), per_host=per_host), spec)
         flat = flat or per_host  # the suite's view summarises the aggregates
@@ -69,7 +71,7 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
         if env.get("target_on"):  # which disk the figures are of, as the run's header said it
             stdout_console().print(f"{label_of('target_on')}: {env['target_on']}", markup=False, highlight=False)
-        print_results(record, outcomes, flat)
+        print_results(record, outcomes, flat, parts)
         if record.info.error:
             stdout_console().print(f"{record.info.status}: {record.info.error}", style="yellow")
         for kept in record.notes:  # disklab note
@@ -77,7 +79,8 @@ def show(ctx, run_ref, output_format, output, jobfile, flat, series, environment
     else:
         from disklab.report.export import EXPORTERS
 
-        write_output(EXPORTERS[output_format](record, flat=flat), output)
+        write_output(EXPORTERS[output_format](record, flat=flat, parts=parts), output)
+    report_undrawn(ctx, parts.undrawn, f"run {record.info.id}")
 
 
 def _refuse_conflicts(output_format: str, output: str | None, **given: bool) -> None:
@@ -99,24 +102,29 @@ def _refuse_conflicts(output_format: str, output: str | None, **given: bool) -> 
         raise click.UsageError("a table goes to the terminal; use --format json or markdown with --output")
 
 
-def print_results(record, outcomes: dict, flat: bool = False) -> None:
+def print_results(record, outcomes: dict, flat: bool = False, parts: Parts | None = None) -> None:
     """The suite's view (unless flat), every test, the flags, what the schedule concluded and what the figures say
-    (findings): as `run` ends and as `show` shows a stored run."""
+    (findings): as `run` ends and as `show` shows a stored run. A part that cannot be drawn is left out, noted in
+    `parts` (when given), and the others are printed."""
+    from disklab.analysis.findings import findings
+    from disklab.report.findings import findings_lines
     from disklab.report.table import flag_lines, run_results
     from disklab.report.views import build_view, view_table
 
-    view = None if flat else build_view(record)
-    if view:
-        stdout_console().print(view_table(view))
-    for item in run_results(record):
+    def view():
+        built = build_view(record)
+        return view_table(built) if built else None
+
+    parts = Parts() if parts is None else parts
+    drawn = None if flat else parts.draw("the suite's view", view)
+    if drawn:
+        stdout_console().print(drawn)
+    for item in parts.draw("every test", lambda: run_results(record), []):
         stdout_console().print(item)
-    for line in flag_lines(record):
+    for line in parts.draw("flags", lambda: flag_lines(record), []):
         stdout_console().print(line, style="yellow", markup=False, highlight=False)
     for outcome in outcomes.values():
-        if isinstance(outcome, dict) and "summary" in outcome:
+        if isinstance(outcome, dict) and isinstance(outcome.get("summary"), str):
             stdout_console().print(outcome["summary"])
-    from disklab.analysis.findings import findings
-    from disklab.report.findings import findings_lines
-
-    for line in findings_lines(findings(record)):
+    for line in parts.draw("findings", lambda: findings_lines(findings(record)), []):
         stdout_console().print(line)

@@ -4,9 +4,11 @@ import csv
 import io
 import json
 from dataclasses import asdict, fields
+from functools import partial
 
 from disklab.analysis.findings import findings
 from disklab.analysis.repeats import planned_tests, repeated
+from disklab.report.parts import Parts
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, is_pgbench_test, result_row, result_rows, summary_rows, sweep_rows,
 )
@@ -25,11 +27,14 @@ from disklab.store.records import RunRecord
 # count (SweepRow), and their tests' metrics are under the direction `transaction`. 6: the `view` carries `best_of`
 # (run --best-of: its cells are each test's best pass, not the mean). 7: `findings`, what the figures say (start vs
 # end, capped tests, the spec sheet, a peak then a decline, read-share dips), each with its figures and basis.
-# 8: `notes`, what the run's user wrote about it (disklab note), each {text, added_at}, oldest first.
-JSON_FORMAT_VERSION = 8
+# 8: `notes`, what the run's user wrote about it (disklab note), each {text, added_at}, oldest first. 9: `undrawn`,
+# present when a derived part (planned, findings, view, sweep) could not be drawn: each {part, reason} (a bug).
+JSON_FORMAT_VERSION = 9
 
 
-def to_json(record: RunRecord, flat: bool = False) -> str:
+def to_json(record: RunRecord, flat: bool = False, parts: Parts | None = None) -> str:
+    """`parts` (when given) collects the derived parts left out, which the document also names (`undrawn`)."""
+    parts = Parts() if parts is None else parts
     info = asdict(record.info)
     tests = [
         {
@@ -49,22 +54,25 @@ def to_json(record: RunRecord, flat: bool = False) -> str:
         for t in record.tests
     ]
     document = {"format": "disklab-run", "format_version": JSON_FORMAT_VERSION, "run": info, "tests": tests,
-                "planned": _planned(record), "environment": record.env, "outcomes": record.outcomes,
-                "findings": [finding.as_dict() for finding in findings(record)],
+                "planned": parts.draw("planned", partial(_planned, record), []), "environment": record.env,
+                "outcomes": record.outcomes,
+                "findings": parts.draw("findings", lambda: [finding.as_dict() for finding in findings(record)], []),
                 "notes": [asdict(kept) for kept in record.notes]}
-    view = None if flat else build_view(record)
+    view = None if flat else parts.draw("view", partial(build_view, record))
     if view:
         document["view"] = asdict(view)
     if is_pgbench_run(record):
-        document["sweep"] = [row.as_dict() for row in sweep_rows(record)]
+        document["sweep"] = parts.draw("sweep", lambda: [row.as_dict() for row in sweep_rows(record)], [])
+    if parts.undrawn:
+        document["undrawn"] = [asdict(undrawn) for undrawn in parts.undrawn]
     return json.dumps(document, indent=2) + "\n"
 
 
-def to_csv(record: RunRecord, flat: bool = False) -> str:
+def to_csv(record: RunRecord, flat: bool = False, parts: Parts | None = None) -> str:
     """One tidy table that pandas, csvkit or a spreadsheet load as is: one header, one row per stored test and
     direction (every repeat, round and host its own row), the run's id on every row so that runs concatenate, each
     figure in a column whose name ends in its unit. The suite's view and the repeats' summaries are derived figures:
-    they stay in the table, Markdown and JSON (its `view` and `planned`); `flat` changes nothing here."""
+    they stay in the table, Markdown and JSON (its `view` and `planned`); `flat` and `parts` change nothing here."""
     out = io.StringIO()
     run = {"run_id": record.info.id, "run_name": record.info.name or ""}
     if is_pgbench_run(record):
@@ -93,13 +101,15 @@ CSV_COLUMNS = [
 ]
 
 
-def to_markdown(record: RunRecord, flat: bool = False) -> str:
+def to_markdown(record: RunRecord, flat: bool = False, parts: Parts | None = None) -> str:
+    """`parts` (when given) collects the suite's view when it cannot be drawn; the figures are shown without it."""
+    parts = Parts() if parts is None else parts
     if is_pgbench_run(record):
         lines = [f"**{markdown_cell(run_title(record.info))}**", "", "| " + " | ".join(SWEEP_HEADINGS) + " |",
                  "|" + "---:|" * len(SWEEP_HEADINGS)]
         lines += ["| " + " | ".join(sweep_cells(row)) + " |" for row in sweep_rows(record)]
         return "\n".join(lines + ["", SWEEP_NOTE + "."]) + "\n"
-    view = None if flat else build_view(record)
+    view = None if flat else parts.draw("the suite's view", partial(build_view, record))
     lines = _view_markdown(view) if view else []
     if repeated(record):
         return "\n".join(lines + _summary_markdown(record)) + "\n"

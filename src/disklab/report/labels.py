@@ -12,12 +12,14 @@ _DURATION_FIELDS = ("runtime", "ramp", "pause", "log_interval")
 
 
 def axis_label(field: str, value) -> str:
-    """A parameter value as the published tables write it: 4KiB, 4 jobs, 70 % read, QD16."""
+    """A parameter value as the published tables write it: 4KiB, 4 jobs, 70 % read, QD16. A value as the user gave
+    it to fio (an ad-hoc run's options keep `--bs 8k` as "8k") is shown as given."""
     if value is None:
         return "all" if field == "size" else "-"
-    if field in _SIZE_FIELDS:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if field in _SIZE_FIELDS and number:
         return format_size(value)
-    if field in _DURATION_FIELDS:
+    if field in _DURATION_FIELDS and number:
         return f"{value:g}s"
     if field == "jobs":
         return f"{value} job" if value == 1 else f"{value} jobs"

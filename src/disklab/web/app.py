@@ -14,6 +14,7 @@ from werkzeug.routing import Map, RequestRedirect, Rule
 from werkzeug.wrappers import Request, Response
 
 from disklab.errors import StoreError, UserError
+from disklab.report.parts import Parts
 from disklab.store.records import RunRecord
 from disklab.store.filters import RUN_ORDERS, RUN_STATUSES, RunFilter
 from disklab.store.repository import Store
@@ -96,7 +97,9 @@ class WebApp:
         return _html(render_runs_page(list_runs(store, where, order, page, query), self.links))
 
     def _run(self, request: Request, store: Store, run_id: int) -> Response:
-        return _html(render_run_page(_record(store, run_id), store.smart(run_id), self.links))
+        parts = Parts()
+        html = render_run_page(_record(store, run_id), store.smart(run_id), self.links, parts=parts)
+        return _html(html, request, parts)
 
     def _job_file(self, request: Request, store: Store, run_id: int, test_id: int) -> Response:
         jobfile, _ = _raw(store, run_id, test_id)
@@ -127,7 +130,8 @@ class WebApp:
                 raise NotFound(str(exc)) from None
             return Response(status=303, headers={"Location": self.links.compare(series)})
         records = [_record(store, run_id) for run_id in _run_ids(ids)]
-        return _html(render_compare_page(records, self.links))
+        parts = Parts()
+        return _html(render_compare_page(records, self.links, parts=parts), request, parts)
 
     def _devices(self, request: Request, store: Store) -> Response:
         from disklab.web.history import devices_page
@@ -137,7 +141,8 @@ class WebApp:
     def _device(self, request: Request, store: Store, key: str) -> Response:
         from disklab.web.history import device_page
 
-        return _html(device_page(store, key, self.links, page_number(request.args)))
+        parts = Parts()
+        return _html(device_page(store, key, self.links, page_number(request.args), parts), request, parts)
 
 
 def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:
@@ -227,7 +232,10 @@ def _raw(store: Store, run_id: int, test_id: int) -> tuple[str, str]:
     return raw
 
 
-def _html(html: str) -> Response:
+def _html(html: str, request: Request | None = None, parts: Parts | None = None) -> Response:
+    """The page; what it could not draw (it says so itself) goes to the server's log too, one line a part."""
+    for undrawn in parts.undrawn if parts else ():
+        print(f"disklab serve: {request.path}: {undrawn}", file=sys.stderr)
     return Response(html, mimetype="text/html")
 
 

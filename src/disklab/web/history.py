@@ -1,8 +1,9 @@
 """The devices pages: every device the store has runs of (/devices), and one device's history (/devices/KEY), each
 test's figures run after run with the change points marked. analysis/history.py decides; this lays it out."""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from disklab.analysis.compare import METRIC_BY_NAME, Cell, planned_units
 from disklab.analysis.history import Device, Entry, History, TestHistory, device_history, group_devices
@@ -11,6 +12,7 @@ from disklab.report.compare import describe, format_value
 from disklab.report.html.charts import ChartSpec, SeriesSpec, log_scale, y_axis_label
 from disklab.report.html.provenance import runs_footer
 from disklab.report.metrics import better
+from disklab.report.parts import Parts
 from disklab.report.labels import axis_label
 from disklab.store.groups import run_groups
 from disklab.store.records import RunRecord
@@ -26,18 +28,21 @@ HISTORY_PAGE_RUNS = 20
 CONTEXT_RUNS = 20
 
 
-def store_devices(store: Store) -> tuple[Device, ...]:
-    """Every run's device, from the keys of its environment that name it."""
-    return group_devices(run_groups(store))
+def store_devices(store: Store, chosen: Collection[int] | None = None) -> tuple[Device, ...]:
+    """Every run's device (or only the `chosen` runs'), from the keys of its environment that name it."""
+    groups = run_groups(store)
+    if chosen is not None:
+        groups = [replace(group, runs=tuple(run for run in group.runs if run[1] in chosen)) for group in groups]
+    return group_devices(group for group in groups if group.runs)
 
 
 def devices_page(store: Store, links: Links) -> str:
     return render_devices_page(store_devices(store), links)
 
 
-def device_page(store: Store, key: str, links: Links, page: int = 1) -> str:
+def device_page(store: Store, key: str, links: Links, page: int = 1, parts: Parts | None = None) -> str:
     """One page of the device's history, newest runs first; raises werkzeug's NotFound for a key no device of the
-    store has, or a page it does not have."""
+    store has, or a page it does not have. `parts` collects the tests whose history could not be drawn."""
     from werkzeug.exceptions import NotFound
 
     device = next((d for d in store_devices(store) if d.key == key), None)
@@ -48,7 +53,7 @@ def device_page(store: Store, key: str, links: Links, page: int = 1) -> str:
         raise NotFound(f"device {key!r} has {history_pages(device)} page(s) of history, not {page}")
     records = [store.get_run(run_id) for run_id in shown]
     history = device_history(device, [*_context(store, device, records), *records])
-    return render_device_page(history, links, page)
+    return render_device_page(history, links, page, parts)
 
 
 def _context(store: Store, device: Device, records: list[RunRecord]) -> list[RunRecord]:
@@ -99,19 +104,23 @@ class RowView:
     changed: tuple[str, ...]  # what differs from the previous run of the test
 
 
-def render_device_page(history: History, links: Links, page: int = 1) -> str:
-    """One page of the history: the page's runs, judged against the runs before them that `history` also holds."""
+def render_device_page(history: History, links: Links, page: int = 1, parts: Parts | None = None) -> str:
+    """One page of the history: the page's runs, judged against the runs before them that `history` also holds; a
+    test whose history cannot be drawn is named on the page (and in `parts`), the others drawn."""
+    parts = Parts() if parts is None else parts
     device = history.device
     shown = set(page_runs(device, page))
     tests = [replace(test, entries=tuple(e for e in test.entries if e.run.id in shown)) for test in history.tests]
     disk = " + ".join(dict.fromkeys(model for model, _ in device.disks)) or device.label  # serials stay off images
     paged = history_pages(device) > 1
-    views = tuple(_test_view(test, n, history.tolerance_percent, disk, paged)
-                  for n, test in enumerate((t for t in tests if t.entries), start=1))
+    drawn = (parts.draw(f"the history of {test.label}", partial(_test_view, test, n, history.tolerance_percent, disk,
+                                                                  paged))
+             for n, test in enumerate((t for t in tests if t.entries), start=1))
     return render_template(
-        "device.html.j2", links, title=device.label, history=history, device=device, tests=views,
+        "device.html.j2", links, title=device.label, history=history, device=device,
+        tests=tuple(view for view in drawn if view is not None),
         runs=[info for info in history.runs if info.id in shown][::-1], page=page, pages=history_pages(device),
-        change_points=sum(test.change_points for test in tests),
+        change_points=sum(test.change_points for test in tests), undrawn=parts.undrawn,
     )
 
 

@@ -5,13 +5,14 @@ way of computing them."""
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 from disklab.env.registry import DEVICE_PREFIX
 from disklab.env.smart import format_amount, smart_changes
-from disklab.report.html.model import ReportModel, TableModel, build_report
+from disklab.report.html.model import TableModel, build_report
 from disklab.report.runs import RUNS_HEADINGS, run_cells
-from disklab.report.html.render import download_script, shown
+from disklab.report.html.render import chart_markup, download_script, shown
+from disklab.report.parts import Parts
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
 from disklab.store.filters import RUN_STATUSES, RunFilter
@@ -45,8 +46,12 @@ def list_runs(store: Store, where: RunFilter, order: str = "-id", page: int = 1,
     """Filtered and paged in SQL: a page reads its 50 runs' rows and their disks' models, whatever the store holds."""
     runs = tuple(store.list_runs(RUNS_PER_PAGE, where, order=order, offset=(page - 1) * RUNS_PER_PAGE))
     matched = store.count_runs(where) if len(runs) == RUNS_PER_PAGE or page > 1 else len(runs)
-    models = {info.id: _disk_models(store.run_values("run_env", info.id)) for info in runs}
-    return RunsListing(runs, models, matched, page, order, dict(query or {}))
+    return RunsListing(runs, disk_models(store, runs), matched, page, order, dict(query or {}))
+
+
+def disk_models(store: Store, infos: Sequence[RunInfo]) -> dict[int, str]:
+    """Run id -> the models of the disks under its target, as the runs list shows them."""
+    return {info.id: _disk_models(store.run_values("run_env", info.id)) for info in infos}
 
 
 def _disk_models(env: dict) -> str:
@@ -77,19 +82,26 @@ def _kept_order(order: str) -> str:
 
 
 def render_run_page(record: RunRecord, smart: Mapping[str, Mapping[str, dict]], links: Links,
-                    generated_at: str | None = None) -> str:
-    """The run as `disklab report N` draws it, with its SMART changes and its files for download."""
+                    generated_at: str | None = None, parts: Parts | None = None) -> str:
+    """The run as `disklab report N` draws it, with its SMART changes and its files for download. `parts` (when
+    given) collects what the page could not draw; the page itself says it."""
+    parts = Parts() if parts is None else parts
     report = build_report([record], generated_at=generated_at or now_iso())
+    parts.undrawn.extend(report.undrawn)
     return render_template(
-        "run.html.j2", links, title=report.runs[0].title, report=report, charts=_charts(report), record=record,
-        smart=_smart_tables(smart),
+        "run.html.j2", links, title=report.runs[0].title, report=report, charts=chart_markup(report.charts, parts),
+        record=record, smart=parts.draw("SMART", partial(_smart_tables, smart), []), undrawn=parts.undrawn,
     )
 
 
-def render_compare_page(records: Sequence[RunRecord], links: Links, generated_at: str | None = None) -> str:
+def render_compare_page(records: Sequence[RunRecord], links: Links, generated_at: str | None = None,
+                        parts: Parts | None = None) -> str:
     """The runs as `disklab report 1 5 9` compares them: verdicts beside their figures, and the charts."""
+    parts = Parts() if parts is None else parts
     report = build_report(records, generated_at=generated_at or now_iso())
-    return render_template("compare.html.j2", links, title=report.title, report=report, charts=_charts(report))
+    parts.undrawn.extend(report.undrawn)
+    return render_template("compare.html.j2", links, title=report.title, report=report,
+                           charts=chart_markup(report.charts, parts), undrawn=parts.undrawn)
 
 
 FIGURE_TYPES = {"csv": "text/csv", "json": "application/json"}  # the run's figures a page offers, as `export`
@@ -110,15 +122,6 @@ def render_message_page(title: str, message: str, links: Links) -> str:
 def render_template(name: str, links: Links, **context) -> str:
     """Any page of the site, in layout.html.j2 (its nav and styles); autoescaped, so store text stays text."""
     return _environment().get_template(name).render(links=links, download_script=download_script(), **context)
-
-
-def _charts(report: ReportModel) -> list:
-    from markupsafe import Markup
-
-    from disklab.report.html.svg import render_svg
-
-    # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
-    return [(spec, Markup(render_svg(spec))) for spec in report.charts]
 
 
 def _smart_tables(smart: Mapping[str, Mapping[str, dict]]) -> list[TableModel]:

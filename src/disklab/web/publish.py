@@ -23,13 +23,16 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from disklab.analysis.history import device_history
 from disklab.errors import UserError
 from disklab.store.db import now_iso
-from disklab.store.records import RunRecord
+from disklab.report.parts import Parts
+from disklab.store.records import RunInfo, RunRecord
 from disklab.store.filters import RunFilter
 from disklab.store.repository import Store
 from disklab.system.leftovers import dead_entries, remove_dead, remove_entry
@@ -38,8 +41,8 @@ from disklab.web.history import (
 )
 from disklab.web.links import StaticLinks
 from disklab.web.pages import (
-    FIGURE_TYPES, RUNS_PER_PAGE, RunsListing, list_runs, render_compare_page, render_run_page, render_runs_page,
-    render_template, run_figures,
+    FIGURE_TYPES, RUNS_PER_PAGE, RunsListing, disk_models, render_compare_page, render_message_page, render_run_page,
+    render_runs_page, render_template, run_figures,
 )
 
 MANIFEST = ".disklab-publish.json"
@@ -61,6 +64,9 @@ class Published:
     devices: int
     comparisons: int
     files: int
+    # Each run, device page or comparison the site holds only in part, with why (its page says it too); () when all
+    # of it was drawn.
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,12 +79,14 @@ class _WholeList(RunsListing):
 
 
 class _Site:
-    """The files of one publish, written into the new folder (no reader sees it before the swap)."""
+    """The files of one publish, written into the new folder (no reader sees it before the swap), and what of it
+    could not be drawn."""
 
     def __init__(self, folder: Path, shown: Path):
         self.folder = folder
         self.shown = shown  # the folder the user named, for messages
         self.written: set[str] = set()
+        self.problems: list[str] = []
 
     def write(self, name: str, text: str) -> None:
         path = self.folder / name
@@ -89,13 +97,29 @@ class _Site:
             raise UserError(f"cannot write {self.shown / name}: {exc.strerror or exc}") from None
         self.written.add(name)
 
+    def write_message(self, name: str, title: str, message: str) -> None:
+        """In place of a page that could not be drawn: one that says why, so that no link of the site is broken."""
+        self.write(name, render_message_page(title, message, StaticLinks(name.count("/"))))
+
+    def draw(self, what: str, build):
+        """build(), or None with the failure noted as a problem of the site."""
+        parts = Parts()
+        drawn = parts.draw(what, build)
+        self.note(what, parts)
+        return drawn
+
+    def note(self, what: str, parts: Parts) -> None:
+        self.problems += [str(undrawn) for undrawn in parts.undrawn]
+
     def record(self) -> None:
         document = {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "files": sorted(self.written)}
         self.write(MANIFEST, json.dumps(document, indent=1) + "\n")
 
 
-def publish(store: Store, folder: Path) -> Published:
-    """Write the site into `folder` (created if missing); refused when it holds files of anything but a publish."""
+def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded: Collection[int] = ()) -> Published:
+    """Write the site of the runs `where` takes, but the `excluded`, into `folder` (created if missing); refused
+    when it holds files of anything but a publish. A run, device or comparison that cannot be drawn (a bug) is
+    published as a page that says so, named in `problems`, and the rest of the site is written."""
     shown, folder = folder, _site_folder(folder)
     try:
         _clear_leftovers(folder)
@@ -107,7 +131,8 @@ def publish(store: Store, folder: Path) -> Published:
         raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
     try:
         site = _Site(new, shown)
-        runs, devices, comparisons = _write_site(site, store)
+        infos = [info for info in store.list_runs(None, where) if info.id not in set(excluded)]
+        runs, devices, comparisons = _write_site(site, store, infos)
         site.record()
         try:
             if folder.is_dir():
@@ -119,29 +144,39 @@ def publish(store: Store, folder: Path) -> Published:
     except BaseException:
         remove_entry(new)  # the site in the making, or after the exchange the previous one
         raise
-    return Published(runs, devices, comparisons, len(site.written))
+    return Published(runs, devices, comparisons, len(site.written), tuple(site.problems))
 
 
-def _write_site(site: _Site, store: Store) -> tuple[int, int, int]:
-    """Every page and download into the site; (runs, devices, comparisons)."""
+def _write_site(site: _Site, store: Store, infos: Sequence[RunInfo]) -> tuple[int, int, int]:
+    """Every page and download of these runs into the site; (runs, devices, comparisons)."""
     generated_at = now_iso()
-    devices = store_devices(store)
+    devices = store_devices(store, {info.id for info in infos})
     comparisons = 0
     for device in devices:  # every run belongs to one device: each run's record is read once
-        records = {run_id: store.get_run(run_id) for run_id in device.run_ids}
-        for record in records.values():
-            _write_run(site, store, record, generated_at)
-        history = device_history(device, list(records.values()))
+        records = {run_id: record for run_id in device.run_ids
+                   if (record := _write_run(site, store, run_id, generated_at)) is not None}
+        drawn = site.draw(f"the history of {device.label}", lambda: device_history(device, list(records.values())))
         for page in range(1, history_pages(device) + 1):
-            site.write(_page(StaticLinks(0).device(device.key, page)), render_device_page(history, StaticLinks(1), page))
-        for pair in sorted(compare_pairs(history)):
-            html = render_compare_page([records[run_id] for run_id in pair], StaticLinks(1), generated_at)
-            site.write(_page(StaticLinks(0).compare(pair)), html)
+            name = _page(StaticLinks(0).device(device.key, page))
+            if drawn is None:
+                site.write_message(name, f"The history of {device.label}", site.problems[-1])
+                continue
+            parts = Parts()
+            site.write(name, render_device_page(drawn, StaticLinks(1), page, parts))
+            site.note(f"the history of {device.label}", parts)
+        for pair in sorted(compare_pairs(drawn)) if drawn is not None else ():
+            name, parts = _page(StaticLinks(0).compare(pair)), Parts()
+            html = site.draw(f"the comparison of runs {pair[0]} and {pair[1]}", lambda: render_compare_page(
+                [records[run_id] for run_id in pair], StaticLinks(1), generated_at, parts))
+            if html is None:
+                site.write_message(name, f"Runs {pair[0]} and {pair[1]}", site.problems[-1])
+            else:
+                site.write(name, html)
+                site.note(f"the comparison of runs {pair[0]} and {pair[1]}", parts)
             comparisons += 1
     site.write(_page(StaticLinks(0).devices()), render_devices_page(devices, StaticLinks(1)))
-    runs = sum(len(d.run_ids) for d in devices)
-    site.write(_page(StaticLinks(0).runs()), _index(store, runs))
-    return runs, len(devices), comparisons
+    site.write(_page(StaticLinks(0).runs()), _index(store, infos))
+    return len(infos), len(devices), comparisons
 
 
 def _site_folder(given: Path) -> Path:
@@ -288,27 +323,33 @@ def _page(link: str) -> str:
     return unquote(link)
 
 
-def _write_run(site: _Site, store: Store, record: RunRecord, generated_at: str) -> None:
-    """runs/N.html and the files its download links name."""
-    run_id = record.info.id
+def _write_run(site: _Site, store: Store, run_id: int, generated_at: str) -> RunRecord | None:
+    """runs/N.html and the files its download links name; the run's record, or None (and a page saying why) when its
+    page cannot be drawn at all."""
     root = StaticLinks(0)
-    site.write(_page(root.run(run_id)), render_run_page(record, store.smart(run_id), StaticLinks(1), generated_at))
+    record = site.draw(f"run {run_id}", partial(store.get_run, run_id))
+    parts = Parts()
+    html = None if record is None else site.draw(
+        f"run {run_id}", lambda: render_run_page(record, store.smart(run_id), StaticLinks(1), generated_at, parts))
+    if html is None:
+        site.write_message(_page(root.run(run_id)), f"Run {run_id}", site.problems[-1])
+        return None
+    site.note(f"run {run_id}", parts)
+    site.write(_page(root.run(run_id)), html)
     site.write(_page(root.suite_file(run_id)), record.suite_text)
     for form in FIGURE_TYPES:
-        site.write(_page(root.figures(run_id, form)), run_figures(record, form))
+        figures = site.draw(f"run {run_id} · figures.{form}", partial(run_figures, record, form))
+        site.write(_page(root.figures(run_id, form)), figures if figures is not None else site.problems[-1] + "\n")
     for test in record.tests:
         site.write(_page(root.job_file(run_id, test.id)), test.jobfile)
         site.write(_page(root.fio_output(run_id, test.id)), test.fio_output)
+    return record
 
 
-def _index(store: Store, runs: int) -> str:
-    """Every run on one page (read a page of the server's list at a time), with the script that filters it."""
-    pages = [list_runs(store, RunFilter(), page=page) for page in range(1, -(-runs // RUNS_PER_PAGE) + 1)]
-    listing = _WholeList(
-        runs=tuple(info for page in pages for info in page.runs),
-        models={run_id: models for page in pages for run_id, models in page.models.items()},
-        matched=runs, page=1, order="-id", query={},
-    )
+def _index(store: Store, infos: Sequence[RunInfo]) -> str:
+    """Every published run on one page, with the script that filters it."""
+    listing = _WholeList(runs=tuple(infos), models=disk_models(store, infos), matched=len(infos), page=1, order="-id",
+                         query={})
     links = StaticLinks(0)
     html = render_runs_page(listing, links)
     tools = render_template("site-index.html.j2", links, per_page=RUNS_PER_PAGE)

@@ -279,9 +279,3 @@ def _workload(records: Sequence[RunRecord]) -> str:
 ChartFunction = Callable[[Sequence[RunRecord]], list[ChartSpec]]
 CHARTS: tuple[ChartFunction, ...] = (quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts)
 
-
-def select_charts(records: Sequence[RunRecord]) -> tuple[ChartSpec, ...]:
-    """Every chart that applies to these runs, in the registry's order, then the charts of the measured data."""
-    # Imported here: data_charts builds on this module's specs, so it cannot be imported above them.
-    from disklab.report.html.data_charts import DATA_CHARTS
-    return tuple(chart for make in (*CHARTS, *DATA_CHARTS) for chart in make(records))

@@ -6,6 +6,7 @@ section (a run-vs-run comparison, say) is a new field here and a block in the te
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from disklab.analysis.compare import compare_runs
 from disklab.analysis.findings import findings
@@ -15,7 +16,8 @@ from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.choices import ReportChoices
-from disklab.report.html.charts import ChartSpec, select_charts
+from disklab.report.html.charts import CHARTS, ChartSpec
+from disklab.report.html.data_charts import DATA_CHARTS
 from disklab.report.html.markdown import markdown_html
 from disklab.report.html.method_charts import method_charts
 from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
@@ -29,6 +31,7 @@ from disklab.report.table import (
 from disklab.report.html.grid import DEFAULT_GRID_UNIT, grid_charts
 from disklab.report.html.provenance import stamped
 from disklab.report.labels import axis_label, record_labels
+from disklab.report.parts import Parts, Undrawn
 from disklab.report.views import build_view, cell_text
 from disklab.store.records import Note, RunRecord
 
@@ -59,7 +62,7 @@ class RunSection:
 class ReportModel:
     title: str
     generated_at: str
-    tested: TableModel  # what was tested: one row per run
+    tested: TableModel | None  # what was tested: one row per run; None: it could not be drawn (undrawn says why)
     comparison: TableModel | None  # None: a single run, or runs without a test in common
     charts: tuple[ChartSpec, ...]
     runs: tuple[RunSection, ...]
@@ -67,27 +70,39 @@ class ReportModel:
     overview: TableModel | None = None  # one relative figure per run; None: one run, or none shares a test
     notes_html: str = ""  # report --notes, rendered by markdown.py: markup that can neither run nor fetch
     chosen: str = ""  # the tests and metrics chosen (report --tests, --metrics); '': all of them
+    undrawn: tuple[Undrawn, ...] = ()  # the parts these runs could not be drawn in (parts.py), each with its reason
 
 
 def build_report(records: Sequence[RunRecord], generated_at: str, choices: ReportChoices = ReportChoices(),
                  grid_unit: str = DEFAULT_GRID_UNIT) -> ReportModel:
-    """`grid_unit`: the unit of CrystalDiskMark's grid (grid.GRID_UNITS) for the runs whose suite has that view."""
+    """`grid_unit`: the unit of CrystalDiskMark's grid (grid.GRID_UNITS) for the runs whose suite has that view.
+    A part that cannot be drawn is left out and named in `undrawn`; the rest is drawn."""
     records = choices.applied(records)
     labels = record_labels(records)  # one name per run in every table, heading and legend
     suites = list(dict.fromkeys(r.info.suite_name for r in records))
+    parts = Parts()
+    families = (("CrystalDiskMark grid", lambda: grid_charts(records, grid_unit)),
+                ("method charts", lambda: method_charts(records)),
+                *((_family(make), partial(make, records)) for make in (*CHARTS, *DATA_CHARTS)))
+    charts = [chart for name, make in families for chart in parts.draw(name, make, ()) if choices.shows(chart.metric)]
     return ReportModel(
         title=choices.title or f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
         generated_at=generated_at,
-        tested=_tested(records, labels),
-        comparison=_comparison(records, labels, choices),
-        overview=_overview(records, labels),
-        spare_area=_spare_area(records),
-        charts=stamped([chart for chart in (*grid_charts(records, grid_unit), *method_charts(records),
-                                            *select_charts(records)) if choices.shows(chart.metric)], records),
-        runs=tuple(_section(record, label, choices) for record, label in zip(records, labels)),
+        tested=parts.draw("what was tested", lambda: _tested(records, labels)),
+        comparison=parts.draw("comparison", lambda: _comparison(records, labels, choices)),
+        overview=parts.draw("overview", lambda: _overview(records, labels)),
+        spare_area=parts.draw("steady state by spare area", lambda: _spare_area(records)),
+        charts=parts.draw("chart footers", lambda: stamped(charts, records), tuple(charts)),
+        runs=tuple(_section(record, label, choices, parts) for record, label in zip(records, labels)),
         notes_html=markdown_html(choices.notes) if choices.notes else "",
         chosen=choices.described(),
+        undrawn=tuple(parts.undrawn),
     )
+
+
+def _family(make) -> str:
+    """A chart function's name as a reader calls its charts: quick_bar_charts -> 'quick bar charts'."""
+    return make.__name__.replace("_", " ")
 
 
 def _tested(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel:
@@ -164,35 +179,56 @@ def _options(options: dict) -> str:
     ) or "-"
 
 
-def _section(record: RunRecord, label: str, choices: ReportChoices) -> RunSection:
+def _section(record: RunRecord, label: str, choices: ReportChoices, parts: Parts) -> RunSection:
     info = record.info
+    part = f"{label} · {{}}".format
     tables = []
-    view = build_view(record, label)
+    view = parts.draw(part("the suite's view"), lambda: _view_table(record, label))
     if view:
-        tables.append(TableModel(
-            view.title, (view.row_heading, *(c.heading for c in view.columns)),
-            tuple((row, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
-                  for row, cells in zip(view.rows, view.cells)),
-            view.notes,
-        ))
+        tables.append(view)
+    every_test = parts.draw(part("every test"), lambda: _every_test(record, label, choices))
+    if every_test:
+        tables.append(every_test)
+    notes = [*parts.draw(part("flags"), lambda: flag_lines(record), [])]
+    notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and isinstance(o.get("summary"), str)]
+    if info.error:
+        notes.append(f"{info.status}: {info.error}")
+    return RunSection(
+        id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.shown_target}",
+        tables=tuple(tables), environment=parts.draw(part("environment"), lambda: _environment(record, label)),
+        notes=tuple(notes), findings=parts.draw(part("findings"), lambda: _findings(record, label)),
+        user_notes=record.notes,
+    )
+
+
+def _findings(record: RunRecord, label: str) -> TableModel | None:
+    """What the figures say (analysis/findings.py); None: nothing found."""
+    found = findings(record)
+    if not found:
+        return None
+    return TableModel(f"{label} · {FINDINGS_TITLE.lower()}", FINDINGS_HEADINGS, tuple(finding_cells(f) for f in found))
+
+
+def _view_table(record: RunRecord, label: str) -> TableModel | None:
+    """The suite's own view (CrystalDiskMark's grid, a sweep ...), None for a suite without one."""
+    view = build_view(record, label)
+    if not view:
+        return None
+    return TableModel(
+        view.title, (view.row_heading, *(c.heading for c in view.columns)),
+        tuple((row, *(cell_text(cell, column) for cell, column in zip(cells, view.columns)))
+              for row, cells in zip(view.rows, view.cells)),
+        view.notes,
+    )
+
+
+def _every_test(record: RunRecord, label: str, choices: ReportChoices) -> TableModel:
     if is_pgbench_run(record):
         every_test = _sweep_table(record, label)
     else:
         every_test = _summary_table(record, label) if repeated(record) else _results_table(record, label)
     headings, rows = choices.columns(every_test.headings, every_test.rows)
-    tables.append(replace(every_test, headings=headings, rows=rows))
-    notes = [*flag_lines(record)]
-    notes += [o["summary"] for o in record.outcomes.values() if isinstance(o, dict) and "summary" in o]
-    if info.error:
-        notes.append(f"{info.status}: {info.error}")
-    found = findings(record)
-    return RunSection(
-        id=info.id, label=label, title=f"{label} · {info.suite_name} · {info.shown_target}",
-        tables=tuple(tables), environment=_environment(record, label), notes=tuple(notes),
-        findings=TableModel(f"{label} · {FINDINGS_TITLE.lower()}", FINDINGS_HEADINGS,
-                            tuple(finding_cells(f) for f in found)) if found else None,
-        user_notes=record.notes,
-    )
+    return replace(every_test, headings=headings, rows=rows)
 
 
 def _results_table(record: RunRecord, label: str) -> TableModel:

@@ -1,25 +1,40 @@
 """The report model -> one self-contained HTML page: the template shipped with the package, charts inline as SVG."""
 
+from collections.abc import Sequence
+from functools import partial
 from importlib import resources
 
+from disklab.report.html.charts import ChartSpec
 from disklab.report.html.model import ReportModel
+from disklab.report.parts import Parts
 from disklab.report.html.svg import render_svg
 from disklab.report.terminal import terminal_text
 
 _TEMPLATE = "report.html.j2"
 
 
-def render_html(model: ReportModel) -> str:
+def render_html(model: ReportModel, parts: Parts | None = None) -> str:
+    """`parts` (when given) collects every part the page leaves out: the model's, and each chart that fails to draw."""
     from jinja2 import Environment, PackageLoader, StrictUndefined  # only the commands that write HTML load it
-    from markupsafe import Markup
 
     environment = Environment(
         loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, finalize=shown,
     )
+    parts = Parts() if parts is None else parts
+    parts.undrawn.extend(model.undrawn)
+    charts = chart_markup(model.charts, parts)
+    return environment.get_template(_TEMPLATE).render(report=model, charts=charts, undrawn=parts.undrawn,
+                                                      download_script=download_script())
+
+
+def chart_markup(charts: Sequence[ChartSpec], parts: Parts) -> list[tuple[ChartSpec, object]]:
+    """Each chart with its SVG; one that cannot be drawn is left out and noted in `parts`."""
+    from markupsafe import Markup
+
     # Our own SVG is trusted markup: svg.py escapes every text it writes into it.
-    charts = [(spec, Markup(render_svg(spec))) for spec in model.charts]
-    return environment.get_template(_TEMPLATE).render(report=model, charts=charts, download_script=download_script())
+    drawn = ((spec, parts.draw(f"chart {spec.title!r}", partial(render_svg, spec))) for spec in charts)
+    return [(spec, Markup(svg)) for spec, svg in drawn if svg is not None]
 
 
 def download_script() -> str:
