@@ -14,11 +14,12 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,10 +168,11 @@ class Zoo:
         return done
 
     def _newest(self) -> int:
-        listed = self("runs", "--all", "-f", "json", check=False)
-        if listed.returncode != 0 or not listed.stdout.strip():
+        """The highest run number stored so far (0 before the store is made), read from the store itself."""
+        if not self.store.exists():
             return 0
-        return max((run["id"] for run in json.loads(listed.stdout)["runs"]), default=0)
+        with closing(sqlite3.connect(f"file:{self.store}?mode=ro", uri=True, timeout=30)) as conn:
+            return conn.execute("SELECT coalesce(max(id), 0) FROM runs").fetchone()[0]
 
     def all_runs(self) -> list[int]:
         return sorted(run_id for ids in self.runs.values() for run_id in ids)
@@ -307,16 +309,19 @@ def _hosts(zoo, folder, stack, children):
 
 
 def _configured(zoo, folder, stack, children):
-    """Series of one loop device: two file systems, two conditions, two spare-area levels."""
+    """Series of loop devices: two file systems (mkfs.xfs makes nothing under 300 MB), two conditions and two
+    spare-area levels of a small device (the full condition writes it twice over)."""
     if os.geteuid() != 0 or shutil.which("losetup") is None or shutil.which("mkfs.xfs") is None:
         return "configured series need root, losetup and mkfs.xfs (a loop device with file systems)"
-    device = stack.enter_context(loop_device(_folder(folder) / "disk.img", 512 * 1024**2))
-    zoo.stored("configured series", "run", "quick", "--repeat", "1", "--target", device,
-               "--destroy-data", "--fs", "ext4", "--fs", "xfs", *SHORT, runs=2)
-    zoo.stored("configured series", "run", "quick", "--repeat", "1", "--target", device, "--destroy-data",
-               "--force", "--condition", "fresh,full", "--runtime", "1s", "--ramp", "0", "--size", "32MiB", runs=2)
-    zoo.stored("configured series", "run", "quick", "--repeat", "1", "--target", device, "--destroy-data",
-               "--overprovision", "0,50", "--runtime", "1s", "--ramp", "0", runs=2)
+    suite = _suite(folder, HOSTS_SUITE)
+    large = stack.enter_context(loop_device(_folder(folder) / "large.img", 512 * 1024**2))
+    zoo.stored("configured series", "run", suite, "--repeat", "1", "--target", large, "--destroy-data",
+               "--fs", "ext4", "--fs", "xfs", runs=2)
+    small = stack.enter_context(loop_device(folder / "small.img", 64 * 1024**2))
+    zoo.stored("configured series", "run", suite, "--repeat", "1", "--target", small, "--destroy-data",
+               "--condition", "fresh,full", runs=2)
+    zoo.stored("configured series", "run", suite, "--repeat", "1", "--target", small, "--destroy-data",
+               "--overprovision", "0,50", runs=2)
 
 
 def _interrupted(zoo, folder, stack, children):
