@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from disklab.analysis.compare import Refusal, compare_runs, job_parts
 from disklab.analysis.stats import summarize
+from disklab.analysis.withheld import withheld_reason
 from disklab.analysis.verdict import (
     BETTER, IN_PREDICTION, INCONCLUSIVE, INTERVAL, NO_SPREAD, NO_VERDICT, NOT_SIGNIFICANT, REACHES_ZERO, SINGLE_RUNS,
     T_TEST,
@@ -441,6 +442,23 @@ def test_a_flag_that_withholds_a_verdict_makes_a_difference_inconclusive_with_it
     assert "- inconclusive (2 of 4 figures): other work ran beside this test (busy-machine): the difference may be " \
         "the other work's; run both on a quiet machine" in markdown
     assert "--precision" not in markdown, "more repeats would not help: the machine was busy"
+
+
+def test_other_work_on_both_sides_is_named_before_what_the_spread_could_not_tell(store):
+    """Both runs busy, the baseline's passes scattered by it: the spread alone would leave the difference
+    inconclusive (Welch's test), but the reader learns first that other work ran, then what the spread did."""
+    scattered = [job(1000 * f) for f in (0.4, 1.0, 1.6)]
+    base = stored_run(store, [("t", {}, scattered)])
+    busy = stored_run(store, [("t", {}, passes(500))])
+    for run in (base, busy):
+        store.add_flag(run.tests[0].id, "busy-machine", "other work ran beside this test: ...")
+    base, busy = store.get_run(base.info.id), store.get_run(busy.info.id)
+    quiet = [stored_run(store, [("t", {}, jobs)]) for jobs in (scattered, passes(500))]
+    unflagged = row(compare_runs(quiet), "t", "iops").cells[1]
+    assert unflagged.verdict == INCONCLUSIVE and unflagged.reason, "the spread alone cannot tell"
+    cell = row(compare_runs([base, busy]), "t", "iops").cells[1]
+    assert cell.verdict == INCONCLUSIVE
+    assert cell.reason == f"{withheld_reason(['busy-machine'])}; and {unflagged.reason}"
 
 
 def test_a_steady_run_is_judged_by_the_rounds_of_its_steady_window(store):

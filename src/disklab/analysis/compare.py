@@ -323,11 +323,15 @@ def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_perce
 
 
 def withheld(cell: Cell, base: str | None, other: str | None) -> Cell:
-    """A better or worse that rests on a test fio did not finish, or one other work ran beside, is inconclusive."""
+    """A better or worse that rests on a test fio did not finish, or one other work ran beside (on either side), is
+    inconclusive for that reason. One the spread already left inconclusive names the flag first too, and the
+    figures' own reason after it: a reader must learn that other work ran before what its spread did to the test."""
     cell = replace(cell, withheld_by=other)
     reason = base or other
-    if cell.verdict not in (BETTER, WORSE) or reason is None:
+    if cell.verdict not in (BETTER, WORSE, INCONCLUSIVE) or reason is None:
         return cell
+    if cell.verdict == INCONCLUSIVE and cell.reason:
+        reason = f"{reason}; and {cell.reason}"
     return replace(cell, verdict=INCONCLUSIVE, reason=reason)
 
 
