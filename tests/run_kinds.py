@@ -54,6 +54,8 @@ direction = ["read", "write"]
 HOSTS_SUITE = SMALL_SUITE.replace('log_interval = "500ms"\n', "")
 assert HOSTS_SUITE != SMALL_SUITE
 
+# A short saturation search (two depths at one job, then the ten load levels: 12 steps of 0.3 s), and steady-state
+# and write-saturation rounds (tests/integration/test_method_charts.py draws their charts too).
 SATURATE_SUITE = """
 name = "saturate-small"
 mode = "saturate"
@@ -75,8 +77,8 @@ direction = "read"
 bs = "4k"
 """
 
-_ROUNDS_SUITE = """
-name = "{name}"
+ROUNDS_SUITE = """
+name = "rounds-small"
 mode = "{mode}"
 
 [steady]
@@ -97,19 +99,20 @@ direction = "write"
 bs = "4k"
 iodepth = 4
 """
-STEADY_SUITE = _ROUNDS_SUITE.format(name="steady-small", mode="steady", steady="window = 3")
-WRITE_SATURATION_SUITE = _ROUNDS_SUITE.format(name="write-saturation-small", mode="write-saturation",
-                                              steady="written_multiple = 1000")
+STEADY_SUITE = ROUNDS_SUITE.format(mode="steady", steady="window = 3")
+# A multiple (16 GB) that 1.2 s of writing cannot reach: the four rounds run; steady state is judged on the default
+# window of 5.
+WRITE_SATURATION_SUITE = ROUNDS_SUITE.format(mode="write-saturation", steady="written_multiple = 1000")
 
-# The second test writes a file the kernel refuses to open for writing (chattr +i): fio fails, the run is stored as
-# failed with the first test kept.
+# Its second test, {failing}, is one that fio cannot run (tests/integration/test_errors.py fills it in).
 FAILING_SUITE = """
-name = "failing"
+name = "second-test-fails"
 
 [defaults]
+size = "16MiB"
 runtime = "1s"
 ramp = "0s"
-pause = "0s"
+direct = true
 
 [[group]]
 name = "works"
@@ -120,9 +123,11 @@ bs = "4k"
 [[group]]
 name = "fails"
 pattern = "sequential"
-direction = "write"
-bs = "4k"
+{failing}
 """
+# A write to a file the kernel refuses to open for writing (chattr +i): fio fails, the run is stored as failed with
+# the first test kept.
+WRITE_FAILS = 'direction = "write"\nbs = "4k"'
 
 # fio output of several fio versions and layouts, made by real fio (tests/fixtures/fio/layouts/README.md).
 IMPORTED = ("layouts/layout-fio-2.20.randrw.json", "layouts/layout-fio-2.20.randrw.jsonplus.json",
@@ -355,7 +360,8 @@ def _failed(zoo, folder, stack, children):
     if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode != 0:
         return f"the file system of {folder} has no immutable attribute"
     stack.callback(subprocess.run, ["chattr", "-i", str(locked)], check=True)
-    done = zoo.stored("failed", "run", _suite(folder, FAILING_SUITE), "--repeat", "1", "--target", str(locked),
+    done = zoo.stored("failed", "run", _suite(folder, FAILING_SUITE.format(failing=WRITE_FAILS)), "--repeat", "1",
+                      "--target", str(locked),
                       "--destroy-data", check=False)
     assert done.returncode == 4, done.stderr
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import COMMAND_TIMEOUT_S, NEEDS_FIO, Disklab, error_lines, require, wait_for
+from tests.run_kinds import FAILING_SUITE, WRITE_FAILS
 
 pytestmark = pytest.mark.integration
 
@@ -127,26 +128,6 @@ def test_existing_file_is_not_overwritten_without_destroy_data(disklab: Disklab,
     assert disklab.runs() == []
 
 
-FAILING_SUITE = """
-name = "second-test-fails"
-
-[defaults]
-size = "16MiB"
-runtime = "1s"
-ramp = "0s"
-direct = true
-
-[[group]]
-name = "works"
-pattern = "random"
-direction = "read"
-bs = "4k"
-
-[[group]]
-name = "fails"
-pattern = "sequential"
-{failing}
-"""
 
 
 @pytest.fixture
@@ -165,7 +146,7 @@ def immutable_file(tmp_path: Path):
 def test_fio_failing_during_a_run(disklab: Disklab, tmp_path: Path, immutable_file: Path) -> None:
     """The first test reads the file; the second writes it, and fio fails opening it (EPERM)."""
     suite = tmp_path / "failing.toml"
-    suite.write_text(FAILING_SUITE.format(failing='direction = "write"\nbs = "4k"'))
+    suite.write_text(FAILING_SUITE.format(failing=WRITE_FAILS))
 
     result = disklab("run", str(suite), "--target", str(immutable_file), "--destroy-data")
 

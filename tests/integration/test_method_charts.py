@@ -13,58 +13,13 @@ from disklab.analysis.saturation import Level, Probe, knee
 from disklab.analysis.steady import window_figures
 from tests.integration.conftest import NEEDS_FIO, Disklab
 from tests.integration.test_report_browser import chart_titles
+from tests.run_kinds import SATURATE_SUITE, STEADY_SUITE, WRITE_SATURATION_SUITE
 
 pytestmark = [pytest.mark.integration, NEEDS_FIO]
 NS = {"svg": "http://www.w3.org/2000/svg"}
 
-# Two depths at one job, then the ten load levels: 12 steps of 0.3 s.
-SATURATE = """
-name = "saturate-small"
-mode = "saturate"
-
-[saturate]
-max_iodepth = 2
-max_jobs = 1
-p99 = "1ms"
-
-[defaults]
-size = "16M"
-runtime = "300ms"
-
-[[group]]
-name = "RND4K read"
-metric = "iops"
-pattern = "random"
-direction = "read"
-bs = "4k"
-"""
-
-ROUNDS = """
-name = "rounds-small"
-mode = "{mode}"
-
-[steady]
-{steady}
-max_rounds = 4
-precondition = false
-purge = false
-
-[defaults]
-size = "16M"
-runtime = "300ms"
-
-[[group]]
-name = "RND4K write"
-metric = "iops"
-pattern = "random"
-direction = "write"
-bs = "4k"
-iodepth = 4
-"""
-STEADY = ROUNDS.format(mode="steady", steady="window = 3")
-# A multiple (16 GB) that 1.2 s of writing cannot reach: the four rounds run; steady state is judged on the default
-# window of 5.
-WRITE_SATURATION = ROUNDS.format(mode="write-saturation", steady="written_multiple = 1000")
+# The run kinds' small suites (tests/run_kinds.py): a saturation search, steady-state and write-saturation rounds.
+SATURATE, STEADY, WRITE_SATURATION = SATURATE_SUITE, STEADY_SUITE, WRITE_SATURATION_SUITE
 
 
 def run_and_report(disklab: Disklab, tmp_path: Path, suite_text: str) -> tuple[dict, dict[str, ET.Element]]:
