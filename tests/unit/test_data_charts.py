@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from disklab.fio.parse import latency_bins
 from disklab.plan.build import build_plan, resolve_engines
-from disklab.report.html.charts import MAX_LINES, ChartSpec, SeriesSpec, select_charts
+from disklab.report.html.charts import MAX_LINES, ChartSpec, SeriesSpec
 from disklab.report.html.latency_charts import EXCEEDANCE_STEP
 from disklab.report.html.series_charts import moving_average, moving_average_window
 from disklab.report.html.svg import render_svg
@@ -22,6 +22,7 @@ from disklab.suite.loader import parse_suite
 from tests.conftest import FIO_FIXTURES, fixture_text
 from tests.unit.test_execute import Recorder, ReplayExecutor
 from tests.unit.test_store import new_run
+from tests.unit.test_html_report import select_charts
 from tests.unit.test_svg import NS, ticks, value
 
 LOGGED = "randread-4k-q4-log1s"  # 8 s of random reads logged every second: 7 intervals

@@ -12,8 +12,7 @@ from disklab.cli.main import cli
 from disklab.report.compare import compare_renderables, shown
 from disklab.run.execute import Execution, execute_schedule
 from disklab.plan.build import build_plan, resolve_engines
-from disklab.report.html.charts import CHARTS, LOG_RATIO, SeriesSpec, log_scale
-from disklab.report.html.data_charts import DATA_CHARTS
+from disklab.report.html.charts import LOG_RATIO, SeriesSpec, chart_functions, log_scale
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.run.schedule import FixedSchedule
@@ -53,7 +52,7 @@ log_interval = "1s"
 
 def select_charts(runs):
     """Every chart of the registry's functions, as the report draws them."""
-    return tuple(chart for make in (*CHARTS, *DATA_CHARTS) for chart in make(runs))
+    return tuple(chart for make in chart_functions() for chart in make(runs))
 
 
 def store_run(store: Store, suite_text: str, logs: dict[str, str] | None = None) -> int:

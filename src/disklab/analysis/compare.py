@@ -323,9 +323,8 @@ def judged(base: Summary, other: Summary, metric: CompareMetric, tolerance_perce
 
 
 def withheld(cell: Cell, base: str | None, other: str | None) -> Cell:
-    """A better or worse that rests on a test fio did not finish, or one other work ran beside (on either side), is
-    inconclusive for that reason. One the spread already left inconclusive names the flag first too, and the
-    figures' own reason after it: a reader must learn that other work ran before what its spread did to the test."""
+    """A better or worse resting on a test fio did not finish, or one other work ran beside (either side), is
+    inconclusive for that reason; one the spread left inconclusive names the flag first too, then its own reason."""
     cell = replace(cell, withheld_by=other)
     reason = base or other
     if cell.verdict not in (BETTER, WORSE, INCONCLUSIVE) or reason is None:

@@ -279,3 +279,10 @@ def _workload(records: Sequence[RunRecord]) -> str:
 ChartFunction = Callable[[Sequence[RunRecord]], list[ChartSpec]]
 CHARTS: tuple[ChartFunction, ...] = (quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts)
 
+
+def chart_functions() -> tuple[ChartFunction, ...]:
+    """The registry's functions, then those of the measured data: the order a report draws their charts in."""
+    # Imported here: data_charts builds on this module's specs, so it cannot be imported above them.
+    from disklab.report.html.data_charts import DATA_CHARTS
+
+    return (*CHARTS, *DATA_CHARTS)

@@ -16,8 +16,7 @@ from disklab.analysis.repeats import repeated
 from disklab.env.registry import format_value, label_of, ordered
 from disklab.report.compare import headings, notes, row_texts, shown, verdict_styles
 from disklab.report.choices import ReportChoices
-from disklab.report.html.charts import CHARTS, ChartSpec
-from disklab.report.html.data_charts import DATA_CHARTS
+from disklab.report.html.charts import ChartSpec, chart_functions
 from disklab.report.html.markdown import markdown_html
 from disklab.report.html.method_charts import method_charts
 from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
@@ -83,7 +82,7 @@ def build_report(records: Sequence[RunRecord], generated_at: str, choices: Repor
     parts = Parts()
     families = (("CrystalDiskMark grid", lambda: grid_charts(records, grid_unit)),
                 ("method charts", lambda: method_charts(records)),
-                *((_family(make), partial(make, records)) for make in (*CHARTS, *DATA_CHARTS)))
+                *((_family(make), partial(make, records)) for make in chart_functions()))
     charts = [chart for name, make in families for chart in parts.draw(name, make, ()) if choices.shows(chart.metric)]
     return ReportModel(
         title=choices.title or f"disklab report · {', '.join(labels)} · {', '.join(suites)}",
