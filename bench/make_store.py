@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from disklab import __version__
+import disklab
 from disklab.analysis.traps import cache_traps
 from disklab.env.registry import DEVICE_KEYS, device_key
 from disklab.fio.parse import JobResult, parse_fio_output
@@ -163,7 +163,7 @@ def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
             run_id = store.create_run(NewRun(
                 suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=device.target,
                 target_kind=device.target_kind, test_path=test_path, options={"repeat": PASSES},
-                disklab_version=__version__, fio_version=host.fio_version, fio_engine="io_uring", hostname=host.name,
+                disklab_version=disklab.version(), fio_version=host.fio_version, fio_engine="io_uring", hostname=host.name,
                 kernel=kernel, planned_tests=len(planned), name=_name(rng, number, host, suite, firmware),
                 started_at=_iso(started),
             ))

@@ -18,7 +18,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 if str(SOURCE) not in sys.path:  # the build imports the CLI from the source tree, before it is installed
     sys.path.insert(0, str(SOURCE))
 
-from disklab import __version__  # noqa: E402
+import disklab  # noqa: E402
 from disklab.cli.main import cli  # noqa: E402
 
 SUMMARY_CHARS = 150  # a NAME line and a group's list of commands have room for a whole first sentence
@@ -65,7 +65,7 @@ def epilog(command: click.Command, ctx: click.Context) -> tuple[list[str], list[
 
 def page(path: tuple[str, ...], command: click.Command, ctx: click.Context, date: str) -> str:
     name = "-".join(path)
-    lines = [f'.TH "{name.upper()}" "1" "{date}" "disklab {__version__}" "disklab manual"',
+    lines = [f'.TH "{name.upper()}" "1" "{date}" "disklab {disklab.version()}" "disklab manual"',
              ".nh", ".ad l",  # no word split, no stretched spaces: names and options stay as typed
              ".SH NAME", f"{roff(name)} \\- {roff(command.get_short_help_str(limit=SUMMARY_CHARS))}",
              ".SH SYNOPSIS", f".B {roff(' '.join(path))}", roff(" ".join(command.collect_usage_pieces(ctx)))]

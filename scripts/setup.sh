@@ -57,6 +57,12 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 [ -x .venv/bin/python ] || python3 -m venv .venv
 extras=""
 [ "$purpose" = tests ] && extras="[test]"
+# The build's own requirements in .venv too: with setuptools-scm there, disklab run from this checkout names the
+# commit it is at (disklab/__init__.py), not the one it was installed at.
+.venv/bin/python - <<'EOF' | xargs -d '\n' .venv/bin/pip install --quiet --disable-pip-version-check
+import tomllib
+print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")
+EOF
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"
 # The man pages: `pip install .` installs them, an editable install does not (setuptools leaves data files out).
 .venv/bin/python scripts/man.py .venv/share/man/man1

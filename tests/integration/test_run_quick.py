@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from disklab import version
 from disklab.fio.parse import read_fio_document
 
 pytestmark = pytest.mark.integration
@@ -40,6 +41,7 @@ def test_quick_stores_eight_plausible_tests_and_leaves_nothing_behind(tmp_path):
     assert list(target.iterdir()) == []
     document = json.loads(disklab("show", "last", "--format", "json", home=home).stdout)
     assert document["run"]["status"] == "complete" and document["run"]["fio_version"].startswith("fio-3")
+    assert document["run"]["disklab_version"] == version()  # this checkout's commit, as git names it now
     tests = document["tests"]
     assert len(tests) == 8
     for test in tests:

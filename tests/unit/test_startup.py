@@ -33,9 +33,13 @@ def imported_heavy(*args: str) -> str:
     return result.stderr.strip().splitlines()[-1]
 
 
-def imported(args: list[str], prefixes: tuple[str, ...]) -> list[str]:
-    """The modules whose names start with one of `prefixes` that `disklab ARGS...` imported, in a fresh Python."""
+def imported(args: list[str], prefixes: tuple[str, ...], as_installed: bool = False) -> list[str]:
+    """The modules whose names start with one of `prefixes` that `disklab ARGS...` imported, in a fresh Python.
+    `as_installed`: without setuptools-scm, so that disklab reads its version from the build's file as an installed
+    one does, not from git as in this checkout (whose cost is a developer's only)."""
     probe = PROBE.replace(f"set({HEAVY!r})", f"{{m for m in sys.modules if m.startswith({prefixes!r})}}")
+    if as_installed:
+        probe = probe.replace("import sys\n", "import sys\nsys.modules['setuptools_scm'] = None\n", 1)
     result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stderr.strip().splitlines()[-1].split()[1:]
@@ -73,6 +77,14 @@ def test_runs_reads_the_store_without_the_target_analysis_or_suite_packages(two_
     assert "disklab.targets.target" in imported(["runs", "--target", "/tmp"], unused)  # its path resolved: seen
 
 
+def test_runs_and_show_leave_the_version_alone(two_runs):
+    """Working the version out (setuptools-scm and git, in a checkout: disklab/__init__.py) is for the commands that
+    print or record it."""
+    version = ("setuptools_scm", "vcs_versioning", "disklab._version")
+    assert imported(["runs"], version) == [] and imported(["show"], version) == []
+    assert "setuptools_scm" in imported(["--version"], version)  # seen where it is done
+
+
 def test_the_probe_sees_what_a_command_imports(two_runs):
     """`show` prints the findings: the analysis package must be seen, or the checks above prove nothing."""
     assert "disklab.analysis.findings" in imported(["show"], ("disklab.analysis",))
@@ -92,7 +104,7 @@ def test_a_run_of_a_suite_file_loads_nothing_only_a_replay_a_dry_run_a_job_file_
     suite.write_text('name = "one"\n[defaults]\nruntime = "1s"\nramp = "0s"\nsize = "4MiB"\n'
                      '[[group]]\nname = "read"\npattern = "random"\nbs = "4k"\niodepth = 1\ndirection = "read"\n')
     unused = ("disklab.trace.", "disklab.report.plans", "disklab.suite.fio_jobfile", "configparser", "socket")
-    assert imported(["run", str(suite), "--target", str(tmp_path), "--repeat", "1"], unused) == []
+    assert imported(["run", str(suite), "--target", str(tmp_path), "--repeat", "1"], unused, as_installed=True) == []
     # Nothing recorded is lost: the environment and SMART's note are kept with the run as before.
     shown = CliRunner().invoke(cli, ["show", "last", "--env", "--format", "json"])
     assert shown.exit_code == 0, shown.output

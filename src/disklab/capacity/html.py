@@ -1,6 +1,6 @@
 """An ArrayPlan as the HTML report's model: the same page, tables and charts as stored runs get."""
 
-from disklab import __version__
+import disklab
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.planning import ArrayPlan
 from disklab.capacity.render import fact_rows, labels, notes, performance_headings, performance_rows
@@ -46,7 +46,7 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
                 # No run made it: the footer says what did (provenance.py's footer is a run's).
-                footer=f"{MODEL_NOTE}: disklab {__version__} capacity model · {' vs '.join(labels(plan))} · "
+                footer=f"{MODEL_NOTE}: disklab {disklab.version()} capacity model · {' vs '.join(labels(plan))} · "
                 f"{describe(plan.tests[indexes[0]].params(), 'bs')}", y_better=better(unit),
             ))
     return tuple(charts)

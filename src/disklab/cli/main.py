@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from disklab import __version__
+import disklab
 from disklab.cli.helptext import examples
 from disklab.errors import DisklabError
 from disklab.report.terminal import terminal_text
@@ -93,11 +93,19 @@ def _innermost_context(exc: BaseException) -> click.Context | None:
     return found
 
 
+def _print_version(ctx: click.Context, _: click.Parameter, asked: bool) -> None:
+    """click's --version, but with the version worked out only when asked for: it may read git (disklab.version)."""
+    if asked and not ctx.resilient_parsing:
+        click.echo(f"disklab, version {disklab.version()}")
+        ctx.exit()
+
+
 @click.group(cls=DisklabGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=examples(
     "disklab run quick --target /var/tmp     # CrystalDiskMark's four tests, read and write",
     "disklab compare 1 2                     # better, worse, within noise or inconclusive, test by test",
     "disklab report 1 2 -o report.html       # one offline HTML file: tables and charts"))
-@click.version_option(__version__, prog_name="disklab")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.option("--store", metavar="FILE|URL", envvar="DISKLAB_STORE",
               help="Results store: a SQLite file or a postgresql:// URL a lab shares (default: the config file's "
                    "store line, else $DISKLAB_HOME/results.db or ~/.local/share/disklab/results.db).")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from disklab import __version__
+import disklab
 from disklab.errors import FioError, UserError
 from disklab.fio.clientstats import client_entries, entry_document, entry_host
 from disklab.fio.parse import JobResult, job_groups, parse_fio_output, parse_job, read_fio_document
@@ -124,7 +124,7 @@ def store_import(store: Store, imported: ImportedRun, name: str | None) -> int:
         run_id = store.create_run(NewRun(
             suite_name="import", suite_source=str(imported.source.resolve()), suite_text="", target=target,
             target_kind=imported.tests[0].target_kind, test_path=target, options=options,
-            disklab_version=__version__, fio_version=imported.fio_version,
+            disklab_version=disklab.version(), fio_version=imported.fio_version,
             fio_engine=", ".join(sorted({t.params["engine"] for t in imported.tests})),
             hostname=", ".join(hosts) or "unknown", kernel="unknown", planned_tests=len(imported.tests), name=name,
             started_at=imported.started_at,

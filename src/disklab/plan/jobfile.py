@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from disklab import __version__
+import disklab
 from disklab.fio.logs import LOG_PREFIX
 from disklab.plan.build import file_set_name, sequential_job_slice
 from disklab.suite.model import TestSpec
@@ -25,7 +25,7 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
     if test.iolog is not None:
         return _replay_jobfile(test, filename, suite_name)
     lines = [
-        f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}",
+        f"; disklab {disklab.version()}, suite {suite_name!r}, test {test.label!r}",
         "; reproduce with: fio --output-format=json+ THIS_FILE",
         "[global]",
         f"ioengine={test.engine}",
@@ -65,7 +65,7 @@ def _replay_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:
 
     scale = time_scale_percent(test.speed)
     lines = [
-        f"; disklab {__version__}, suite {suite_name!r}, test {test.label!r}, trace {test.trace}",
+        f"; disklab {disklab.version()}, suite {suite_name!r}, test {test.label!r}, trace {test.trace}",
         "; reproduce with: fio --output-format=json+ THIS_FILE",
         "[global]",
         f"ioengine={test.engine}",
@@ -93,7 +93,7 @@ def render_layout_jobfile(test: TestSpec, filename: str) -> str:
     """The test file a replay runs in, written in full first: fio sizes a file it makes for an iolog to the log's
     writes, and a read beyond them (or in a hole) would never reach the disk."""
     return "\n".join([
-        f"; disklab {__version__}: lays out the test file of {test.label!r} (run before it)",
+        f"; disklab {disklab.version()}: lays out the test file of {test.label!r} (run before it)",
         "[global]",
         f"ioengine={test.engine}",
         f"direct={int(test.direct)}",

@@ -4,7 +4,7 @@ files never left behind, what its schedule concluded kept, and its status record
 from contextlib import AbstractContextManager, contextmanager
 from typing import Callable, Sequence
 
-from disklab import __version__
+import disklab
 from disklab.env.capture import record_environment, record_smart
 from disklab.errors import DisklabError, UserError
 from disklab.fio.executor import SubprocessExecutor
@@ -106,7 +106,7 @@ def new_run(suite: Suite, target: Target, tool_version: str, engine: str, params
     options = {k: v for k, v in params.items() if v not in (None, False, ()) and k not in ("suite", "target", "name")}
     return NewRun(
         suite_name=suite.name, suite_source=suite.source, suite_text=suite.text, target=target.path,
-        target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=__version__,
+        target_kind=target.kind, test_path=target.test_path, options=options, disklab_version=disklab.version(),
         fio_version=tool_version, fio_engine=engine, hostname=host.hostname, kernel=host.kernel,
         planned_tests=expected_steps, name=params.get("name"),
     )

@@ -15,7 +15,7 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from disklab import __version__
+import disklab
 from disklab.errors import StoreError, UserError
 from disklab.store.bundle import OWN_NUMBERS, RUN_TABLES, TEST_TABLES, insert_entry, run_entry, table_columns
 from disklab.store.migrations import LATEST_VERSION
@@ -31,7 +31,7 @@ _FINISHED = ("complete", "interrupted", "failed")  # a running run is never expo
 
 
 def bundle_document(store: Store, run_ids: list[int], host: str, exported_at: str) -> dict:
-    return {"format": BUNDLE_FORMAT, "format_version": BUNDLE_VERSION, "disklab_version": __version__,
+    return {"format": BUNDLE_FORMAT, "format_version": BUNDLE_VERSION, "disklab_version": disklab.version(),
             "schema_version": LATEST_VERSION, "exported_at": exported_at, "host": host, "store": store_location(store),
             "runs": [run_entry(store, run_id) for run_id in run_ids]}
 
