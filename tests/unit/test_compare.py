@@ -18,7 +18,7 @@ from disklab.analysis.verdict import (
 )
 from disklab.cli.main import cli
 from disklab.fio.parse import DirectionMetrics, JobResult, extract_json, parse_fio_output
-from disklab.report.compare import compare_renderables, shown, to_csv, to_json, to_markdown
+from disklab.report.compare import compare_renderables, notes, shown, to_csv, to_json, to_markdown
 from disklab.store.repository import Store
 from disklab.suite.params import PARAMS
 from tests.conftest import FIO_FIXTURES, fixture_text
@@ -204,6 +204,28 @@ def test_environment_differences_are_warned_about(store):
                for line in lines)
 
 
+def test_runs_made_by_other_versions_of_disklab_or_fio_say_so_in_one_line_each(store):
+    """The versions are said once, each with the runs it made, not again among the environment's differences."""
+    randread = fixture_job("randread-4k-q32.json.json")
+    made = [stored_run(store, [("t", {}, [randread])], env={"fio_version": fio, "kernel": "6.1"},
+                       disklab_version=version, fio_version=fio)
+            for version, fio in (("0.1.dev130+g9c0d2e1", "fio-3.33"), ("0.1.dev137+g9f4c50f", "fio-3.36"),
+                                 ("0.1.dev137+g9f4c50f", "fio-3.33"))]
+    a, b, c = (record.info.id for record in made)
+    lines = notes(shown(compare_runs(made[:2]), False))
+    assert [line for line in lines if "version" in line] == [
+        f"made by different disklab versions: 0.1.dev130+g9c0d2e1 (run {a}) -> 0.1.dev137+g9f4c50f (run {b})",
+        f"made by different fio versions: fio-3.33 (run {a}) -> fio-3.36 (run {b})",
+    ]
+    assert not any("another environment" in line for line in lines)
+    lines = notes(shown(compare_runs(made), False))
+    assert f"made by different fio versions: fio-3.33 (runs {a}, {c}) -> fio-3.36 (run {b})" in lines
+    assert not any("version" in line for line in notes(shown(compare_runs(made[1:2] * 2), False)))
+    document = json.loads(to_json(shown(compare_runs(made[:2]), False)))
+    assert [run["disklab_version"] for run in document["runs"]] == ["0.1.dev130+g9c0d2e1", "0.1.dev137+g9f4c50f"]
+    assert document["environment_differences"] == {str(b): []}
+
+
 def test_every_format_parses(store):
     a = bs_sweep(store, lambda bs: 100 * bs / 1e6)
     b = bs_sweep(store, lambda bs: 2.4576)
@@ -340,7 +362,7 @@ def test_single_runs_get_no_verdict_however_far_apart_with_the_ratio_and_the_fix
         assert (cell.verdict, cell.basis, cell.reason) == (NO_VERDICT, SINGLE_RUNS, NO_SPREAD)
         assert cell.ratio == pytest.approx(other_iops / 1000)
     document = json.loads(to_json(view))
-    assert document["format_version"] == 4
+    assert document["format_version"] == 5
     assert {(v["verdict"], v["basis"]) for r in document["rows"] for v in r["values"][1:]} == {
         ("no verdict", "single runs")}
     (line,) = [n for n in document["notes"] if n.startswith("no verdict (single runs)")]

@@ -185,7 +185,7 @@ def compare_runs(records: Sequence[RunRecord], tolerance_percent: float = DEFAUL
         runs=tuple(r.info for r in records), tolerance_percent=tolerance_percent, rows=rows,
         crossovers=find_crossovers(rows, tolerance_percent),
         unmatched=unmatched,
-        env_differences=tuple(env_changes(records[0], r) for r in records),
+        env_differences=tuple(env_changes(records[0], r, fio_version=False) for r in records),
         conditions=_conditions(compared, units),
         refused=refused,
     )
@@ -378,11 +378,12 @@ def _leader(row: Row, metric: CompareMetric, tolerance_percent: float, exact: bo
     return best if beaten else None
 
 
-def env_changes(base: RunRecord, other: RunRecord) -> tuple[str, ...]:
+def env_changes(base: RunRecord, other: RunRecord, fio_version: bool = True) -> tuple[str, ...]:
     """The registry's keys that may explain a difference, and the engine each run used (runs before the registry
-    still carry fio version and kernel)."""
-    before = {"kernel": base.info.kernel, "fio_version": base.info.fio_version, **base.env}
-    after = {"kernel": other.info.kernel, "fio_version": other.info.fio_version, **other.env}
+    still carry fio version and kernel); `fio_version=False` where a line of its own says it (a comparison's)."""
+    before, after = ({"kernel": r.info.kernel, "fio_version": r.info.fio_version, **r.env} for r in (base, other))
+    if not fio_version:
+        del before["fio_version"], after["fio_version"]
     lines = env_differences(before, after)
     if base.info.fio_engine != other.info.fio_engine:
         lines.append(f"fio engine used: {base.info.fio_engine} -> {other.info.fio_engine}")

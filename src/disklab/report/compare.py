@@ -23,13 +23,15 @@ from disklab.report.table import format_spread
 from disklab.report.labels import axis_label, run_labels
 from disklab.report.runs import markdown_cell
 from disklab.report.terminal import terminal_text
+from disklab.store.records import RunInfo
 
 # Bump when the JSON export changes shape. 1: first version. 2: verdict "inconclusive" with a "reason"; basis
 # "tolerance" renamed "tolerance-only", basis "interval" (one run repeated); "not_compared" (tests of another shape).
 # 3: single runs on both sides are never judged: verdict "no verdict", basis "single runs" (was "tolerance-only");
 # each run's "status"; an inconclusive "reason" may name a flag that withholds the verdict (analysis/withheld.py).
 # 4: each value's "best", a --best-of run's best pass (null for other runs).
-JSON_FORMAT_VERSION = 4
+# 5: each run's "disklab_version"; fio's version left out of "environment_differences" (a note says it: version_lines).
+JSON_FORMAT_VERSION = 5
 FORMATS = ("table", "markdown", "csv", "json")
 VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: docs/running.md's example, within any tolerance.
@@ -101,10 +103,25 @@ def notes(view: Shown) -> list[str]:
     names = [run_labels([info])[0] for info in c.runs]  # the labels would say the differing condition twice
     for condition in c.conditions:
         lines.append(_condition_text(condition, names))
+    lines += version_lines(c.runs)
     for label, differences in zip(labels[1:], c.env_differences[1:]):
         if differences:
             lines.append(f"warning: {label} ran in another environment than {labels[0]}, which may explain "
                          f"differences: {'; '.join(differences)}")
+    return lines
+
+
+def version_lines(infos: Sequence[RunInfo]) -> list[str]:
+    """A line for each tool whose version is not every run's: 'made by different disklab versions: 0.1.dev130+gaaaa
+    (run 3) -> 0.1.dev137+gbbbb (run 5)', each version with the runs it made, the baseline's first."""
+    lines = []
+    for tool, field in (("disklab", "disklab_version"), ("fio", "fio_version")):
+        made_by: dict[str, list[str]] = {}
+        for info in infos:
+            made_by.setdefault(getattr(info, field), []).append(str(info.id))
+        if len(made_by) > 1:
+            lines.append(f"made by different {tool} versions: " + " -> ".join(
+                f"{version} (run{'s' if len(ids) > 1 else ''} {', '.join(ids)})" for version, ids in made_by.items()))
     return lines
 
 
@@ -318,8 +335,8 @@ def to_json(view: Shown) -> str:
         "tolerance_percent": c.tolerance_percent,
         "runs": [
             {"id": info.id, "label": label, "suite": info.suite_name, "target": info.target,
-             "started_at": info.started_at, "fio_version": info.fio_version, "fio_engine": info.fio_engine,
-             "status": info.status}
+             "started_at": info.started_at, "disklab_version": info.disklab_version, "fio_version": info.fio_version,
+             "fio_engine": info.fio_engine, "status": info.status}
             for info, label in zip(c.runs, labels)
         ],
         "rows": [
