@@ -66,3 +66,9 @@ EOF
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"
 # The man pages: `pip install .` installs them, an editable install does not (setuptools leaves data files out).
 .venv/bin/python scripts/man.py .venv/share/man/man1
+# The installed-package tier (tests/installed) installs the wheel it builds into fresh venvs without the network:
+# disklab's dependencies as wheels, here.
+if [ "$purpose" = tests ]; then
+  .venv/bin/pip download --quiet --disable-pip-version-check --no-build-isolation --only-binary :all: \
+    --dest .venv/wheelhouse .
+fi
