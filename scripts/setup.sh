@@ -36,6 +36,7 @@ if [ "$purpose" = tests ]; then
   command -v pdftoppm >/dev/null || need_packages+=(poppler-utils) # report --pdf's test: the PDF's pages drawn
   command -v sshfs >/dev/null || need_packages+=(sshfs)           # a real network target: sshfs over 127.0.0.1
   [ -x /usr/sbin/sshd ] || need_packages+=(openssh-server)        # ... served by a private sshd
+  command -v pipx >/dev/null || need_packages+=(pipx)             # the installed tier: pipx install of the wheel
 fi
 
 if $dry_run; then
@@ -67,8 +68,8 @@ EOF
 # The man pages: `pip install .` installs them, an editable install does not (setuptools leaves data files out).
 .venv/bin/python scripts/man.py .venv/share/man/man1
 # The installed-package tier (tests/installed) installs the wheel it builds into fresh venvs without the network:
-# disklab's dependencies as wheels, here.
+# disklab's dependencies as wheels, here, and what pipx puts into its shared venv first (pip, setuptools, wheel).
 if [ "$purpose" = tests ]; then
   .venv/bin/pip download --quiet --disable-pip-version-check --no-build-isolation --only-binary :all: \
-    --dest .venv/wheelhouse .
+    --dest .venv/wheelhouse . pip setuptools wheel
 fi

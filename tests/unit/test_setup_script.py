@@ -38,7 +38,8 @@ def test_the_demo_needs_fio_and_the_labs_own_tools_only(tmp_path):
 
 def test_the_tests_get_chromium_postgresql_and_the_device_and_network_tools(tmp_path):
     missing = missing_on_bare_machine(tmp_path, "tests")
-    assert {"fio", "chromium", "e2fsprogs", "fdisk", "iproute2", "groff-base", "sshfs", "poppler-utils"} <= missing
+    assert {"fio", "chromium", "e2fsprogs", "fdisk", "iproute2", "groff-base", "sshfs", "poppler-utils",
+            "pipx"} <= missing
     assert ("postgresql" in missing) is not POSTGRESQL_PRESENT
     assert ("postgresql" in missing_on_bare_machine(tmp_path, "postgresql")) is not POSTGRESQL_PRESENT
     assert "chromium" not in missing_on_bare_machine(tmp_path, "postgresql")
