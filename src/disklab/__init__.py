@@ -27,14 +27,13 @@ def version() -> str:
 
 
 def _checkout_version() -> str | None:
-    """setuptools-scm on the work tree, with pyproject.toml's settings; None outside a checkout, without
-    setuptools-scm (scripts/setup.sh puts it in .venv) or where git cannot tell (not installed, a repository of
-    another owner)."""
-    pyproject = _CHECKOUT / "pyproject.toml"
-    if not (pyproject.is_file() and (_CHECKOUT / ".git").exists()):
+    """setuptools-scm on the work tree (pyproject.toml sets no scheme of its own: its defaults are the build's); None
+    outside a checkout, without setuptools-scm (scripts/setup.sh puts it in .venv) or where git cannot tell (not
+    installed, a repository of another owner)."""
+    if not ((_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / ".git").exists()):
         return None
     try:
-        from setuptools_scm import Configuration, _get_version
+        from setuptools_scm import get_version
     except ImportError:
         return None
     import logging
@@ -46,8 +45,7 @@ def _checkout_version() -> str | None:
         warnings.simplefilter("ignore")
         try:
             # No fallback_version: where git cannot tell, the version file says more than the fallback would.
-            return _get_version(Configuration.from_file(pyproject, fallback_version=None),
-                                force_write_version_files=False)
+            return get_version(root=str(_CHECKOUT))
         except Exception:  # noqa: BLE001 - provenance: whatever git or setuptools-scm does, a command goes on
             return None
 
