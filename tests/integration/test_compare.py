@@ -169,7 +169,8 @@ def test_a_noisy_repeated_run_against_a_single_run_gets_no_verdict(disklab: Disk
 
     cell = iops_cell(disklab, "3", swinging)
     assert cell["n"] == 2 and cell["ci95_percent"] > 100, cell
-    assert (cell["verdict"], cell["basis"], cell["reason"]) == ("inconclusive", "interval", REACHES_ZERO)
+    # Other work beside a run (a busy machine) is named before the figures' own reason (docs/compare.md).
+    assert (cell["verdict"], cell["basis"]) == ("inconclusive", "interval") and cell["reason"].endswith(REACHES_ZERO)
     assert iops_cell(disklab, swinging, "3")["verdict"] == "inconclusive", "nor with the repeats as the baseline"
     table = disklab("compare", "3", swinging)
     assert table.returncode == 0, table.stderr

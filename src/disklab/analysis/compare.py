@@ -379,12 +379,10 @@ def _leader(row: Row, metric: CompareMetric, tolerance_percent: float, exact: bo
 
 
 def env_changes(base: RunRecord, other: RunRecord, fio_version: bool = True) -> tuple[str, ...]:
-    """The registry's keys that may explain a difference, and the engine each run used (runs before the registry
-    still carry fio version and kernel); `fio_version=False` where a line of its own says it (a comparison's)."""
-    before, after = ({"kernel": r.info.kernel, "fio_version": r.info.fio_version, **r.env} for r in (base, other))
-    if not fio_version:
-        del before["fio_version"], after["fio_version"]
-    lines = env_differences(before, after)
+    """The environment's differences that may explain one (runs before the registry still carry fio version and
+    kernel), and the engine each run used; `fio_version=False` where a line of its own says it (a comparison's)."""
+    recorded = ({"kernel": r.info.kernel, "fio_version": r.info.fio_version, **r.env} for r in (base, other))
+    lines = env_differences(*({k: v for k, v in d.items() if fio_version or k != "fio_version"} for d in recorded))
     if base.info.fio_engine != other.info.fio_engine:
         lines.append(f"fio engine used: {base.info.fio_engine} -> {other.info.fio_engine}")
     return tuple(lines)
