@@ -31,7 +31,7 @@ demo: $(LAB)
 	rm -rf "$$dir"; exit $$status
 
 test: $(TESTS)
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q --durations=15
 
 # One man page per command, from the CLI's own help (scripts/man.py; the build writes the same): man -l docs/man/disklab.1
 man: $(LAB)

@@ -37,15 +37,28 @@ if [ "$purpose" = tests ]; then
   command -v sshfs >/dev/null || need_packages+=(sshfs)           # a real network target: sshfs over 127.0.0.1
   [ -x /usr/sbin/sshd ] || need_packages+=(openssh-server)        # ... served by a private sshd
   command -v pipx >/dev/null || need_packages+=(pipx)             # the installed tier: pipx install of the wheel
+  # The kernel tier (tests/kernel): Debian's kernel under QEMU, booted by a busybox initramfs of the tier's own, with
+  # udev in the guest (by-id links, LVM) and the tools whose devices it drives.
+  command -v qemu-system-x86_64 >/dev/null || need_packages+=(qemu-system-x86)
+  [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need_packages+=(busybox-static)  # linked statically
+  command -v cpio >/dev/null || need_packages+=(cpio)
+  command -v depmod >/dev/null || need_packages+=(kmod)
+  command -v udevadm >/dev/null || need_packages+=(udev)
+  command -v nvme >/dev/null || need_packages+=(nvme-cli)
+  command -v hdparm >/dev/null || need_packages+=(hdparm)
+  command -v sdparm >/dev/null || need_packages+=(sdparm)
+  command -v mdadm >/dev/null || need_packages+=(mdadm)
+  command -v lvm >/dev/null || need_packages+=(lvm2)
+  command -v exportfs >/dev/null || need_packages+=(nfs-kernel-server)
 fi
 
 if $dry_run; then
   echo "missing: ${need_packages[*]}"
   exit 0
 fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#need_packages[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "installing: ${need_packages[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_packages[@]}" >/dev/null
@@ -67,6 +80,22 @@ EOF
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"
 # The man pages: `pip install .` installs them, an editable install does not (setuptools leaves data files out).
 .venv/bin/python scripts/man.py .venv/share/man/man1
+# The kernel tier boots Debian's kernel, unpacked here and never installed as this machine's own (no boot entry, no
+# initramfs of the machine's); depmod makes the modules.dep the package's postinst would have made.
+if [ "$purpose" = tests ] && [ "$(uname -m)" = x86_64 ] && ! compgen -G '.venv/kernel/boot/vmlinuz-*' >/dev/null; then
+  package=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+  if [ -z "$package" ]; then
+    $sudo apt-get update -qq
+    package=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+  fi
+  echo "unpacking $package into .venv/kernel (the kernel tier's guest kernel)" >&2
+  download=$(mktemp -d)
+  chown _apt "$download" 2>/dev/null || true  # apt fetches as its own user where it has one
+  (cd "$download" && apt-get download -qq "$package")
+  dpkg-deb -x "$download"/*.deb .venv/kernel.new && rm -rf "$download"
+  depmod -b .venv/kernel.new "${package#linux-image-}"
+  mv .venv/kernel.new .venv/kernel
+fi
 # The installed-package tier (tests/installed) installs the wheel it builds into fresh venvs without the network:
 # disklab's dependencies as wheels, here, and what pipx puts into its shared venv first (pip, setuptools, wheel).
 if [ "$purpose" = tests ]; then

@@ -9,6 +9,16 @@ from tests.pgserver import PrivateServer, ServerMissing
 FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The kernel tier's guest boots as soon as a kernel-tier test is collected, and runs its checks beside the other
+    tests (tests/kernel/batch.py); the tier's tests wait for it."""
+    if not session.config.option.collectonly and any(item.get_closest_marker("kernel") for item in session.items):
+        from tests.kernel.batch import BATCH, Background
+
+        session.config.stash[BATCH] = background = Background()
+        background.start()
+
+
 @pytest.fixture(autouse=True)
 def private_store(tmp_path, monkeypatch):
     """Every test gets its own results store; nothing touches the user's, nor the one a config file of the user or
