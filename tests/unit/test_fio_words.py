@@ -15,6 +15,7 @@ from disklab.plan.build import build_plan
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
+from disklab.system.textfile import parse_toml, toml_string
 from tests.conftest import FIO_FIXTURES
 from tests.unit.test_bad_input import invoke, refused, suite_file
 from tests.unit.test_fuzz_input import FUZZ, assert_clean, snapshot
@@ -119,6 +120,21 @@ def test_the_real_fio_runs_the_job_file_and_the_runs_store_show_and_compare(tmp_
 @given(text=st.text(alphabet=st.sampled_from(list("[]=;#$ \nabrwsizegloblt0123456789kKiB%,:")), max_size=120))
 def test_any_job_file_runs_as_a_plan_or_is_one_line(tmp_path_factory, text):
     clean_dry_run(tmp_path_factory, lambda folder: [jobfile(folder, text), "--target", folder])
+
+
+def test_a_job_file_and_its_jobs_named_in_any_characters_run_under_their_names(tmp_path):
+    """Beyond the BMP (JSON's surrogate pairs are no TOML) and with control characters (the file's name in the
+    suite's header comment was written raw): the suite made of the job file was refused as not valid TOML."""
+    path = jobfile(tmp_path, "[job 💽\x7f]\nrw=randread\nsize=1m\n")
+    path = path.rename(tmp_path / "💽 disk\x18.fio")
+    suite = load_suite(str(path))
+    assert suite.name == "💽 disk\x18" and [t.label for t in build_plan(suite).tests] == ["job 💽\x7f"]
+
+
+@given(text=st.text())
+def test_any_text_is_a_toml_string_read_back_as_it_was(text):
+    """Suites made of job files, fio's options and traces, and drive files, write their text with toml_string."""
+    assert parse_toml(f"x = {toml_string(text)}\n", "test")["x"] == text
 
 
 # --- one test of fio's options on the command line ---

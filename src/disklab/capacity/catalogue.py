@@ -11,7 +11,7 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.store.db import default_store_path
-from disklab.system.textfile import parse_toml, read_text_file
+from disklab.system.textfile import parse_toml, read_text_file, toml_string
 from disklab.units import brief, parse_size
 
 KINDS = ("hdd", "ssd", "measured")  # measured: fitted by calibrate, modelled like an SSD
@@ -254,26 +254,23 @@ def _physics_problem(numbers: dict, kind: str, interface: str) -> str | None:
 
 def drive_to_toml(drive: Drive) -> str:
     """A drive as a file load_drive reads back into the same Drive (but its origin)."""
-    lines = [f"name = {_quoted(drive.name)}", f"description = {_quoted(drive.description)}",
-             f"kind = {_quoted(drive.kind)}", f"interface = {_quoted(drive.interface)}",
-             f"capacity = {_quoted(str(drive.capacity_bytes))}",
+    lines = [f"name = {toml_string(drive.name)}", f"description = {toml_string(drive.description)}",
+             f"kind = {toml_string(drive.kind)}", f"interface = {toml_string(drive.interface)}",
+             f"capacity = {toml_string(str(drive.capacity_bytes))}",
              f"seq_read_mbps = {drive.seq_read_bytes_per_s / 1e6:g}",
              f"seq_write_mbps = {drive.seq_write_bytes_per_s / 1e6:g}"]
     if drive.model is not None:
-        lines.append(f"model = {_quoted(drive.model)}")
+        lines.append(f"model = {toml_string(drive.model)}")
     if not drive.write_cache:
         lines.append("write_cache = false")
     if drive.rand_write_condition != "steady":
-        lines.append(f"rand_write_condition = {_quoted(drive.rand_write_condition)}")
+        lines.append(f"rand_write_condition = {toml_string(drive.rand_write_condition)}")
     by_field = {field: (key, factor) for key, (field, factor) in _OPTIONAL_NUMBERS.items()}
     for f in fields(Drive):
         value = getattr(drive, f.name)
         if f.name in by_field and value is not None:
             key, factor = by_field[f.name]
             lines.append(f"{key} = {value / factor:.6g}")
-    lines += ["", "[source]"] + [f"{topic} = {_quoted(text)}" for topic, text in drive.sources]
+    lines += ["", "[source]"] + [f"{topic} = {toml_string(text)}" for topic, text in drive.sources]
     return "\n".join(lines) + "\n"
 
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -13,6 +13,7 @@ from pathlib import Path
 from disklab.errors import UserError
 from disklab.fio.sizes import is_percent, option_bases, parse_fio_size, per_direction
 from disklab.suite.model import FIO_RW_MODES
+from disklab.system.textfile import toml_string
 from disklab.units import brief, parse_duration
 
 # Where I/O goes, results and logs, and how fio's processes are grouped: disklab sets these for every test.
@@ -168,8 +169,8 @@ def jobfile_suite_text(path: Path, text: str) -> tuple[str, list[str]]:
     """The suite TOML of a job file (the job file kept in it as comments) and the notes to print before the plan."""
     where = str(path)
     jobs, notes = read_jobfile(text, where)
-    out = [f"# The fio job file {path.name}, as disklab runs it (each job section a test; fio's defaults where it is "
-           "silent):", *(f"#   {_printable(line)}" for line in text.splitlines()),
+    out = [f"# The fio job file {_printable(path.name)}, as disklab runs it (each job section a test; fio's defaults "
+           "where it is silent):", *(f"#   {_printable(line)}" for line in text.splitlines()),
            *suite_toml(path.stem, f"fio job file {path.name}",
                        [(name, test_values(options, f"{where}: [{name}]")) for name, options in jobs])]
     return "\n".join(out) + "\n", notes
@@ -188,9 +189,9 @@ def adhoc_suite_text(options: dict[str, str]) -> tuple[str, list[str]]:
 
 def suite_toml(name: str, description: str, groups: list[tuple[str, dict]]) -> list[str]:
     """A suite's TOML lines: one [[group]] of fixed values per (name, parameters)."""
-    out = [f"name = {json.dumps(name)}", f"description = {json.dumps(description)}"]
+    out = [f"name = {toml_string(name)}", f"description = {toml_string(description)}"]
     for group, values in groups:
-        out += ["", "[[group]]", f"name = {json.dumps(group)}", *(f"{k} = {_toml(v)}" for k, v in values.items())]
+        out += ["", "[[group]]", f"name = {toml_string(group)}", *(f"{k} = {_toml(v)}" for k, v in values.items())]
     return out
 
 
@@ -202,4 +203,6 @@ def _printable(line: str) -> str:
 def _toml(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return json.dumps(value)  # a whole number, a float or a string: each TOML spells alike
+    if isinstance(value, str):
+        return toml_string(value)
+    return json.dumps(value)  # a whole number or a float: TOML spells it alike

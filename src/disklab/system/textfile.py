@@ -1,5 +1,6 @@
 """Files a user names (a suite, a hosts list, a trace): checked before reading, so no input can hang or exhaust us."""
 
+import json
 import os
 import stat
 import tomllib
@@ -45,6 +46,14 @@ def read_text_file(path: Path, what: str, max_bytes: int = MAX_TEXT_FILE_BYTES) 
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{what} {path} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string that parse_toml reads back exactly, whatever it holds: JSON's escapes (quotes,
+    backslashes, control characters), which are TOML's too, and every other character as it is; JSON's ASCII-only
+    form would write a character beyond the BMP as a surrogate pair (\\ud83d\\udcbd), which TOML refuses, and TOML
+    refuses the DEL that JSON leaves raw."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def parse_toml(text: str, where: str) -> dict:

@@ -8,6 +8,7 @@ regions, the order of offsets), and the mix of several files.
 
 from disklab.errors import UserError
 from disklab.suite.loader import parse_suite
+from disklab.system.textfile import toml_string
 from disklab.trace.summary import TraceSummary
 from disklab.units import fio_size, human_size
 
@@ -101,15 +102,10 @@ def _percent(share: float | None) -> str:
 
 def _toml(name: str, description: str, notes: list[str], group: dict) -> str:
     lines = ["# " + "".join(c if c.isprintable() else "?" for c in note) for note in notes]
-    lines += ["", f"name = {_quote(name)}", f"description = {_quote(description)}", "", "[[group]]"]
+    lines += ["", f"name = {toml_string(name)}", f"description = {toml_string(description)}", "", "[[group]]"]
     for key, value in group.items():
         text = ("true" if value else "false") if isinstance(value, bool) else str(value) if isinstance(value, int) \
-            else _quote(value)
+            else toml_string(value)
         lines.append(f"{key} = {text}")
     return "\n".join(lines) + "\n"
 
-
-def _quote(text: str) -> str:
-    """A TOML basic string: backslashes, quotes and control characters escaped."""
-    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in text)
-    return f'"{escaped}"'
