@@ -6,6 +6,7 @@ from dataclasses import replace
 from disklab.run.execute import Execution, execute_schedule
 from disklab.run.schedule import FixedSchedule
 from disklab.plan.build import build_plan, resolve_engines
+from disklab.report.csv_text import CsvWriter
 from disklab.report.export import to_csv, to_json, to_markdown
 from disklab.store.repository import Store
 from disklab.suite.loader import load_suite
@@ -61,6 +62,19 @@ def test_csv_has_a_row_per_direction_in_display_units(tmp_path):
     assert [(r["seq"], r["direction"]) for r in rows] == [("1", "read"), ("1", "write"), ("2", "write")]
     assert float(rows[0]["mb_per_s"]) == raw["read"]["bw_bytes"] / 1e6
     assert float(rows[1]["lat_mean_us"]) == raw["write"]["lat_ns"]["mean"] / 1e3
+
+
+def test_a_label_with_a_carriage_return_keeps_its_row(tmp_path):
+    """Quoted on every Python: before 3.11.9 csv left a bare CR unquoted under a line feed's line end, and readers
+    took it for the row's end."""
+    record = stored_record(tmp_path)
+    record = replace(record, tests=tuple(replace(test, label="a\rb") for test in record.tests))
+    rows = list(csv.DictReader(io.StringIO(to_csv(record), newline="")))
+    assert [row["test"] for row in rows] == ["a\rb"] * 3 and [row["direction"] for row in rows] == [
+        "read", "write", "write"]
+    out = io.StringIO()
+    CsvWriter(out).writerows([["a\rb", 1], ["c", 2]])
+    assert out.getvalue() == '"a\rb","1"\nc,2\n'  # only a row that holds one is quoted whole
 
 
 def test_markdown_is_a_table_with_units(tmp_path):

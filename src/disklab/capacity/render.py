@@ -1,6 +1,5 @@
 """An ArrayPlan as a Rich table, Markdown, CSV or JSON; every format says it is a model, not a measurement."""
 
-import csv
 import io
 import json
 
@@ -16,6 +15,7 @@ from disklab.capacity.model import MODEL_NOTE, workload_from_test
 from disklab.capacity.planning import ArrayPlan, PlannedArray
 from disklab.capacity.validation import band_for
 from disklab.analysis.compare import TestKey, match_params
+from disklab.report.csv_text import CsvWriter
 from disklab.report.compare import crossover_text
 from disklab.units import format_size
 from disklab.report.terminal import terminal_text
@@ -234,7 +234,7 @@ def to_markdown(plan: ArrayPlan) -> str:
 def to_csv(plan: ArrayPlan) -> str:
     """Predictions in raw units, one line per workload and array; a blank line; the facts per array."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(["workload", "array", "iops", "bw_bytes_per_s", "limit", "iops_low", "iops_high",
                      "band_basis", "caveats", "note"])
     for i, test in enumerate(plan.tests):

@@ -1,7 +1,6 @@
 """A validation (validation.py) as a Rich table, Markdown, CSV or JSON: every point, each case's summary, the
 crossover, the bands and how they are made."""
 
-import csv
 import io
 import json
 
@@ -14,6 +13,7 @@ from disklab.capacity.held_out import HeldOutPoint, HeldOutStudy
 from disklab.capacity.model import MODEL_NOTE
 from disklab.capacity.validation import SPEC_SHEET_QUEUE_DEPTH, Case, Crossover, StudyCheck, Validation
 from disklab.units import format_size
+from disklab.report.csv_text import CsvWriter
 from disklab.report.terminal import terminal_text
 
 # Bump when the JSON export changes shape. 1: first version. 2: `held_out`, the tables the model never saw, each
@@ -171,7 +171,7 @@ def to_markdown(v: Validation) -> str:
 def to_csv(v: Validation) -> str:
     """Points in raw numbers; a blank line; each case's summary; a blank line; the crossover; then the bands."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(["case", "source", "array", "point", "unit", "published", "predicted", "error_percent", "kind"])
     for case in v.cases:
         for p in case.points:

@@ -1,6 +1,5 @@
 """A Comparison of runs as a Rich table, Markdown, CSV or JSON; the notes under it say how noise was judged."""
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from disklab.analysis.compare import (
 from disklab.analysis.stats import TOO_WIDE_PERCENT
 from disklab.analysis.withheld import WITHHELD_BY
 from disklab.analysis.verdict import BETTER, INCONCLUSIVE, INTERVAL, NO_VERDICT, SINGLE_RUNS, T_TEST, WORSE
+from disklab.report.csv_text import CsvWriter
 from disklab.report.metrics import REGISTRY
 from disklab.report.table import format_spread
 from disklab.report.labels import axis_label, run_labels
@@ -309,7 +309,7 @@ def to_csv(view: Shown) -> str:
     """One line per test, direction and metric; raw figures (MB/s, µs), a mean, ratio, verdict and basis per run."""
     labels = run_labels(view.comparison.runs)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     header = ["test", "direction", "metric"]
     for label in labels:
         header += [f"{label} mean", f"{label} n", f"{label} ci95_percent", f"{label} ratio", f"{label} verdict",

@@ -1,6 +1,5 @@
 """Machine-readable exports of one run: JSON (versioned, raw units), CSV and Markdown (display units)."""
 
-import csv
 import io
 import json
 from dataclasses import asdict, fields
@@ -8,6 +7,7 @@ from functools import partial
 
 from disklab.analysis.findings import findings
 from disklab.analysis.repeats import planned_tests, repeated
+from disklab.report.csv_text import CsvDictWriter
 from disklab.report.parts import Parts
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, is_pgbench_test, result_row, result_rows, summary_rows, sweep_rows,
@@ -76,11 +76,11 @@ def to_csv(record: RunRecord, flat: bool = False, parts: Parts | None = None) ->
     out = io.StringIO()
     run = {"run_id": record.info.id, "run_name": record.info.name or ""}
     if is_pgbench_run(record):
-        writer = csv.DictWriter(out, fieldnames=[*run, *(f.name for f in fields(SweepRow))], lineterminator="\n")
+        writer = CsvDictWriter(out, [*run, *(f.name for f in fields(SweepRow))])
         writer.writeheader()
         writer.writerows({**run, **row.as_dict()} for row in sweep_rows(record))
         return out.getvalue()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = CsvDictWriter(out, CSV_COLUMNS)
     writer.writeheader()
     for test in record.tests:
         if is_pgbench_test(test):

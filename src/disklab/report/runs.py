@@ -1,11 +1,11 @@
 """The list of stored runs in every format of `disklab runs`; light, so that listing loads nothing else."""
 
-import csv
 import io
 import json
 from dataclasses import fields
 from datetime import datetime
 
+from disklab.report.csv_text import CsvWriter
 from disklab.report.terminal import terminal_text
 from disklab.store.records import RunInfo
 from disklab.store.series import series_id
@@ -71,7 +71,7 @@ def runs_to_json(infos: list[RunInfo], matched: int) -> str:
 def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
     """Every field of a run, its options and origin as JSON."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(_RUN_FIELDS)
     for info in infos:
         row = list(_run_dict(info).values())
