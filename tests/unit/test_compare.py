@@ -125,6 +125,15 @@ def test_welch_agrees_with_published_and_scipy_results():
     assert welch_significant(summarize(BASE), summarize(SHIFTED_5))
 
 
+def test_welchs_test_reads_figures_of_any_scale_alike():
+    """Its degrees of freedom from each side's share of the variance: squared as they were, variances of figures of
+    1e-160 underflowed to 0 / 0 and of 1e150 overflowed."""
+    a, b = [100, 104, 98, 102], [80, 81, 79, 80]
+    for scale in (1e-160, 1, 1e150):
+        assert welch_significant(summarize([v * scale for v in a]), summarize([v * scale for v in b]))
+        assert not welch_significant(summarize([v * scale for v in a]), summarize([v * scale for v in BASE]))
+
+
 def test_with_repeats_a_difference_must_pass_the_t_test_and_the_tolerance(store):
     def run(values):
         return stored_run(store, [("t", {}, [job(v) for v in values])])

@@ -303,3 +303,13 @@ def test_the_overview_comes_first_with_one_relative_figure_per_run(tmp_path):
     page = render_html(report)
     assert page.index('id="overview"') < page.index('id="tested"') < page.index('id="comparison"')
     assert build_report(runs[:1], generated_at="now").overview is None
+
+
+def test_a_run_named_with_braces_is_reported_whole(tmp_path):
+    """Each part of a run's section is named after the run; the name was used as a format string, and a '}' in it
+    took the whole report down (before any part was drawn)."""
+    (run,) = records(tmp_path, QUICK)
+    run = replace(run, info=replace(run.info, name="{size} }{"))
+    report = build_report([run], generated_at="now")
+    assert report.undrawn == () and report.runs[0].title.startswith("{size} }{ (run 1)")
+    assert len(report.runs[0].tables) == 2  # the suite's view and every test

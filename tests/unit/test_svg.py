@@ -134,7 +134,8 @@ def test_block_sizes_sit_on_a_log2_axis_at_their_ticks():
     assert [px for px, _ in markers(svg, spec, 0)] == pytest.approx([p for p, _ in x_ticks], abs=0.1)
 
 
-@pytest.mark.parametrize("seconds", [(0.25, 0.5, 0.75), (1, 2, 3, 4), tuple(range(1, 61)), (0.24,)])
+# (1e-9,): a series within its first whole second's first nanosecond had a single tick, an axis of no length.
+@pytest.mark.parametrize("seconds", [(0.25, 0.5, 0.75), (1, 2, 3, 4), tuple(range(1, 61)), (0.24,), (1e-9,)])
 def test_time_axes_get_whole_seconds(seconds):
     labels = [label for _, label in ticks(parse(chart(series=[SeriesSpec("r", tuple((t, 5.0) for t in seconds))])),
                                           "x")]

@@ -5,6 +5,7 @@ Queue depth rises at one job (fourfold while IOPS keep pace with it, then doubli
 depth. Pure logic: it replays the passes measured so far, so a resumed run continues where it stopped.
 """
 
+import math
 from dataclasses import dataclass
 from statistics import mean
 
@@ -111,7 +112,9 @@ class PeakSearch:
         value, before = self.iops(new)[-1], self.iops(best)
         if value > max(before) * gain:
             self.best = new
-            self._climb(new, value / mean(before) >= KEEPS_PACE * new[0] / best[0] and not self.jobs_phase)
+            # IOPS from none (a first pass fio measured as 0, its runtime under a millisecond) keep any pace.
+            pace = value / mean(before) if mean(before) else math.inf
+            self._climb(new, pace >= KEEPS_PACE * new[0] / best[0] and not self.jobs_phase)
         elif self._exploded(new, best):
             self._end(best, f"p99 at {label(new)} grew more than {self.settings.explode_factor / 2:g}x as much as "
                             f"the I/O in flight over {label(best)}'s, for less than {self.settings.gain_percent:g} % "

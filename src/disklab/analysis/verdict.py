@@ -104,5 +104,8 @@ def welch_significant(a: Summary, b: Summary, beyond: float | None = None) -> bo
     if va + vb == 0:
         return excess > 0
     t = excess / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / ((va**2 / (a.n - 1) if va else 0) + (vb**2 / (b.n - 1) if vb else 0))
+    # Welch-Satterthwaite's (va + vb)^2 / (va^2 / (na - 1) + vb^2 / (nb - 1)), from each side's share of the
+    # variance: squared as they are, figures of 1e-160 underflow to 0 / 0.
+    share_a, share_b = va / (va + vb), vb / (va + vb)
+    df = 1 / ((share_a**2 / (a.n - 1) if va else 0) + (share_b**2 / (b.n - 1) if vb else 0))
     return t > t_975(df)

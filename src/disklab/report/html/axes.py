@@ -116,6 +116,7 @@ def nice_ticks(low: float, high: float, count: int, whole: bool = False) -> list
     if whole:
         step = max(step, 1.0)
     first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    last = max(last, first + 1)  # a range within one whole step (0 to 1e-9 s): that step, not a single tick
     decimals = max(0, -math.floor(math.log10(step)))
     return [round(n * step, decimals) + 0.0 for n in range(first, last + 1)]  # + 0.0: never a "-0"
 

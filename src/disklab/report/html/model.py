@@ -180,7 +180,10 @@ def _options(options: dict) -> str:
 
 def _section(record: RunRecord, label: str, choices: ReportChoices, parts: Parts) -> RunSection:
     info = record.info
-    part = f"{label} · {{}}".format
+
+    def part(what: str) -> str:
+        return f"{label} · {what}"  # not a format string: the label is the run's name, which may hold braces
+
     tables = []
     view = parts.draw(part("the suite's view"), lambda: _view_table(record, label))
     if view:
