@@ -311,7 +311,7 @@ def smart_reports(draw, env: dict) -> dict:
             continue
         reports[disk] = {}
         for phase in draw(st.sampled_from([("before", "after"), ("before",)])):
-            data = smart_fixture(f"{kind}-{phase}.handwritten.json")
+            data = smart_fixture(f"{kind}-{phase}.real.json")
             if kind == "nvme":
                 log = data["nvme_smart_health_information_log"]
                 log.update({k: draw(st.sampled_from([0, 1, HUGE])) for k in log if draw(st.booleans())})

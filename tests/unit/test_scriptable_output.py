@@ -104,7 +104,7 @@ def stored_environment(run_id: int) -> None:
     with Store(commands_location()) as store:
         store.set_run_values("run_env", run_id, {"kernel": "6.1.0-13-amd64", "fio_version": "fio-3.33"})
         for phase in ("before", "after"):
-            store.add_smart(run_id, "/dev/nvme0n1", phase, json.loads((SMART / f"nvme-{phase}.handwritten.json").read_text()))
+            store.add_smart(run_id, "/dev/nvme0n1", phase, json.loads((SMART / f"nvme-{phase}.real.json").read_text()))
 
 
 def test_show_env_honours_json_and_markdown(commands_store):
@@ -115,7 +115,7 @@ def test_show_env_honours_json_and_markdown(commands_store):
     document = json.loads(result.stdout)
     assert document["format"] == "disklab-environment" and document["run_id"] == run_id
     assert document["environment"]["kernel"] == "6.1.0-13-amd64"
-    before = json.loads((SMART / "nvme-before.handwritten.json").read_text())
+    before = json.loads((SMART / "nvme-before.real.json").read_text())
     assert document["smart"]["/dev/nvme0n1"]["before"] == before
     changes = document["smart_changes"]["/dev/nvme0n1"]
     assert changes and all(c["change"] == c["after"] - c["before"] for c in changes)

@@ -132,7 +132,7 @@ def store_path(request, tmp_path_factory) -> Path | str:
             started_at = f"2026-09-{1 + i % 28:02d}T{i % 24:02d}:00:00+00:00"
             store.create_run(new_run(suite_name="filler", started_at=started_at))
         for device, phase in (("nvme0n1", "before"), ("nvme0n1", "after")):
-            store.add_smart(1, device, phase, json.loads((SMART / f"nvme-{phase}.handwritten.json").read_text()))
+            store.add_smart(1, device, phase, json.loads((SMART / f"nvme-{phase}.real.json").read_text()))
     return path
 
 
