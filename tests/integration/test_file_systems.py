@@ -238,6 +238,9 @@ def test_a_suites_configurations_need_a_device_and_consent(disklab: Disklab, att
 def test_fresh_and_full_are_two_runs_each_recording_how_the_device_was_conditioned(
         disklab: Disklab, attach_loop: Callable[..., str], tmp_path: Path) -> None:
     device = attach_loop("cond.img", size_bytes=64 * 1024 * 1024)
+    planned = disklab("run", "quick", "--target", device, "--condition", "fresh", "--dry-run")
+    assert (f"configuration 1 of 1 (fresh): blkdiscard --force {device} (16 blocks marked before, read back after); "
+            "then the suite") in planned.stdout, planned.stdout + planned.stderr
     result = disklab("run", "quick", "--target", device, "--destroy-data", "--condition", "fresh,full:3",
                      "--repeat", "1", "--runtime", "1s", "--ramp", "0", "--size", "16MiB")
     assert result.returncode == 0, result.stderr
@@ -246,7 +249,11 @@ def test_fresh_and_full_are_two_runs_each_recording_how_the_device_was_condition
     assert [row["name"] for row in runs] == ["fresh", "full (written 3x)"]
     fresh, full = (json.loads(disklab("show", str(row["id"]), "-f", "json").stdout)["run"]["options"]["configuration"]
                    ["condition"] for row in runs)
-    assert fresh == {"label": "fresh", "state": "fresh", "method": "discard", "command": f"blkdiscard --force {device}"}
+    assert {key: fresh[key] for key in ("label", "state", "method", "command", "read_back")} == {
+        "label": "fresh", "state": "fresh", "method": "discard", "command": f"blkdiscard --force {device}",
+        # the loop driver punches the discarded range out of its image: disklab's marked blocks read back as zeros
+        "read_back": {"blocks": 16, "block_bytes": 4096, "zeros": 16, "marker": 0, "other": 0}}
+    assert fresh["verified"].endswith("all read as zeros") and fresh["not_verified"]
     # fio's own count of what each pass wrote: the whole device, three times
     assert [(p["pass"], p["bytes"]) for p in full["written"]] == [(n, 64 * 1024 * 1024) for n in (1, 2, 3)]
     assert f"filename={device}" in full["jobfile"] and "rw=write" in full["jobfile"] and "bs=128k" in full["jobfile"]

@@ -12,14 +12,14 @@ from pathlib import Path
 import click
 
 from disklab.errors import SafetyError, UserError
-from disklab.run.condition import fill_device
-from disklab.system.commands import run_checked
+from disklab.run.condition import condition_device
 from disklab.system.leftovers import remove_leftovers
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.condition import Condition, check_condition, erase_command, parse_conditions
 from disklab.targets.filesystem import check_tools, made_and_mounted, mount_point, parse_fs_specs
 from disklab.targets.overprovision import parse_levels, usable
 from disklab.targets.purge import check_discard, discard_whole
+from disklab.targets.readback import SAMPLE_BLOCKS
 from disklab.targets.target import Target, resolve_target
 from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set, parse_states
 
@@ -115,7 +115,7 @@ def _run_configuration(device: Target, configuration: tuple, place: str, folder:
         if state:
             recorded["write_cache"] = undo.enter_context(cache_set(control, state, say))
         if condition:
-            recorded["condition"] = _conditioned(condition, device, say)
+            recorded["condition"] = condition_device(condition, device, say)
         target = device
         if spec:
             recorded["file_system"] = undo.enter_context(made_and_mounted(device.path, spec, folder))
@@ -139,17 +139,7 @@ def _label(configuration: tuple) -> str:
 def _condition_step(condition: Condition, device: Target) -> str:
     if condition.state == "full":
         return f"fio: all of {device.path} written {condition.passes}x with 128 KiB sequential writes"
-    return shlex.join(erase_command(condition, device))
-
-
-def _conditioned(condition: Condition, device: Target, say: Callable[[str], None]) -> dict:
-    """The device brought to the condition; what the run records of it."""
-    if condition.state == "full":
-        return {"label": condition.label, **fill_device(device, condition.passes, say)}
-    command = erase_command(condition, device)
-    say(f"condition {condition.label}: {shlex.join(command)}")
-    run_checked(command, f"--condition {condition.label}", ERASE_TIMEOUT_S)
-    return {"label": condition.label, "state": "fresh", "method": condition.method, "command": shlex.join(command)}
+    return f"{shlex.join(erase_command(condition, device))} ({SAMPLE_BLOCKS} blocks marked before, read back after)"
 
 
 def _parsed(given, parse: Callable, option: str) -> tuple:
@@ -162,7 +152,6 @@ def _parsed(given, parse: Callable, option: str) -> tuple:
 
 
 CONFIGURATION_OPTIONS = ("condition", "fs", "write_cache", "overprovision")  # run's options, in label order
-ERASE_TIMEOUT_S = 3600  # a drive's own erase of a large device takes long; a hung one still ends in a line
 SUITE_CONFIGURATIONS = "suite_configurations"  # ctx.meta: the options a suite's [configurations] stood for
 
 
