@@ -5,11 +5,16 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from disklab.env.collect import (
     collect_device, collect_environment, compression_of, ram_backing, underlying_disks,
 )
 from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
 from disklab.targets.mounts import Mount, mount_of
+
+# Unit Serial Number pages as sysfs keeps them, copied from the kernel tier's guest (tests/fixtures/env/README.md).
+VPD = Path(__file__).parent.parent / "fixtures" / "env" / "vpd"
 
 
 def test_every_key_has_a_label_type_and_formatter():
@@ -129,6 +134,13 @@ def test_device_facts_come_from_sysfs_and_missing_ones_are_unknown(tmp_path):
         "device.sda.interface_ceiling_bytes_per_s": None, "device.sda.ram_backing": "none",
     }
     assert set(collect_device("nosuch", str(tmp_path)).values()) == {None}
+
+
+@pytest.mark.parametrize("page, serial", [("scsi-vpd_pg80.bin", "DLSCSI0"), ("ata-vpd_pg80.bin", "DLSATA1")])
+def test_a_scsi_or_sata_disks_serial_is_read_from_its_unit_serial_number_page(tmp_path, page, serial):
+    _disk(tmp_path, "sdc", "8:32", device__model="QEMU HARDDISK")
+    (tmp_path / "block" / "sdc" / "device" / "vpd_pg80").write_bytes((VPD / page).read_bytes())
+    assert collect_device("sdc", str(tmp_path))["device.sdc.serial"] == serial
 
 
 def test_an_nvme_disk_gets_its_pcie_link_as_ceiling(tmp_path):

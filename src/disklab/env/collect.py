@@ -126,7 +126,7 @@ def collect_device(name: str, sysfs: str = "/sys", proc: str = "/proc") -> dict:
     interface, ceiling = _interface(name, block)
     facts = {
         "model": read_file(device / "model"),
-        "serial": read_file(device / "serial") or read_file(block / "serial") or read_file(device / "vpd_pg80", None),
+        "serial": read_file(device / "serial") or read_file(block / "serial") or _unit_serial(device / "vpd_pg80"),
         "firmware": read_file(device / "firmware_rev") or read_file(device / "rev"),
         "size_bytes": None if size is None else size * 512,
         "rotational": None if rotational is None else rotational == 1,
@@ -303,6 +303,18 @@ def _zpool_devices(pool: str, sysfs: str) -> list[Path]:
         if node is not None and node.exists():
             found.append(node.resolve())
     return found
+
+
+def _unit_serial(page: Path) -> str | None:
+    """The serial in a SCSI device's Unit Serial Number VPD page (0x80) as sysfs keeps it, in binary: a 4-byte header
+    whose last two bytes give the length, then the serial in ASCII, space-padded (a SATA disk's, through libata)."""
+    try:
+        data = page.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 4 or data[1] != 0x80:
+        return None
+    return data[4:4 + int.from_bytes(data[2:4], "big")].decode("ascii", errors="replace").strip() or None
 
 
 def _interface(name: str, block: Path) -> tuple[str | None, float | None]:
