@@ -39,6 +39,10 @@ NOT_LOADED = ("kvm_amd", "kvm_intel", "kvm", "irqbypass", "ccp", "sr_mod", "cdro
 NVME = tuple(f"DLNVME{n}" for n in range(4))
 SATA_HDD, SATA_SSD, SCSI = "DLSATA0", "DLSATA1", "DLSCSI0"
 DISK_BYTES = 512 * 1024**2
+# The machine's own serials and UUID (DMI's system, mainboard and chassis), which disklab never records: given, so
+# that a check can look for them in a store.
+DMI_SERIALS = {"type=1": "DLSYSTEM0", "type=2": "DLBOARD0", "type=3": "DLCHASSIS0"}
+DMI_UUID = "d15c1ab0-0000-4000-8000-000000000001"
 # The exit status a script that the time bound stopped gets; 255: the guest died before it could say.
 TIMED_OUT, GUEST_DIED = 124, 255
 
@@ -116,12 +120,14 @@ def initramfs(found: Kernel, folder: Path) -> Path:
 
 
 def disks(folder: Path) -> list[str]:
-    """QEMU's options for the guest's disks, sparse images in `folder`."""
+    """QEMU's options for the guest's disks, sparse images in `folder`. discard=unmap: a discard (NVMe's deallocate,
+    SCSI's UNMAP, ATA's TRIM) punches a hole in the image, so the blocks read as zeros as a drive's do once it has
+    dropped them; by default QEMU ignores discards."""
     def drive(serial: str) -> str:
         image = folder / f"{serial}.img"
         with image.open("wb") as handle:
             handle.truncate(DISK_BYTES)
-        return f"file={image},id={serial},if=none,format=raw,cache=unsafe"
+        return f"file={image},id={serial},if=none,format=raw,cache=unsafe,discard=unmap"
 
     options = []
     for serial in NVME:
@@ -157,6 +163,8 @@ def run_script(script: str, folder: Path, timeout_s: float, cpus: int = 2, memor
         "-fsdev", f"local,id=guestout,path={out},security_model=none,multidevs=remap",
         "-device", "virtio-9p-pci,fsdev=guestout,mount_tag=guestout",
         *disks(folder),
+        *[option for kind, serial in DMI_SERIALS.items() for option in ("-smbios", f"{kind},serial={serial}")],
+        "-uuid", DMI_UUID,
     ]
     started = time.monotonic()
     # Its own process group, and death with the test run: a killed pytest leaves no guest running.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,15 @@ def disk(serial: str) -> str:
 @pytest.fixture
 def disklab(tmp_path: Path) -> Disklab:
     """The real command, a private store, one pass per test (the figures under emulation mean nothing)."""
+    yield from private_disklab(tmp_path)
+
+
+def private_disklab(folder: Path) -> Iterator[Disklab]:
+    """The `disklab` fixture's command, with its store in `folder`; for a fixture whose runs several checks read."""
     children = Children()
-    env = {**os.environ, "DISKLAB_HOME": str(tmp_path / "disklab-home"), "DISKLAB_CONFIG": "", "COLUMNS": "250",
+    env = {**os.environ, "DISKLAB_HOME": str(folder / "disklab-home"), "DISKLAB_CONFIG": "", "COLUMNS": "250",
            "DISKLAB_REPEAT": "1"}
-    yield Disklab(home=tmp_path / "disklab-home", env=env, children=children)
+    yield Disklab(home=folder / "disklab-home", env=env, children=children)
     children.end_all()
 
 
