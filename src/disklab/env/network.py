@@ -14,13 +14,10 @@ import re
 from pathlib import Path
 
 from disklab.env.readers import read_file, run_quietly, to_int
-from disklab.targets.mounts import Mount
+from disklab.targets.mounts import NETWORK_FS_TYPES, Mount
 
-# File systems served over a network: their disks are another machine's.
-NETWORK_FS_TYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse.glusterfs", "afs",
-                              "lustre", "beegfs", "gpfs", "fuse.sshfs"})
 # Those whose mount names the one server holding the data, and the protocol each speaks (9p only over a network
-# transport: over virtio, xen or a file descriptor it is this machine's host or a local process).
+# transport).
 _PROTOCOLS = {"nfs": "NFS", "nfs4": "NFS", "cifs": "SMB", "smb3": "SMB", "9p": "9P", "fuse.sshfs": "SFTP (sshfs)"}
 _9P_NETWORK = ("tcp", "rdma")
 # NFS and SMB record in their options the address they connected to.
@@ -37,14 +34,14 @@ def collect_network(mount: Mount | None, sysfs: str = "/sys") -> dict:
 
 def is_network(mount: Mount) -> bool:
     return mount.fs_type in NETWORK_FS_TYPES or (
-        mount.fs_type == "9p" and _options(mount.options).get("trans") in _9P_NETWORK)
+        mount.fs_type == "9p" and mount.option_values.get("trans") in _9P_NETWORK)
 
 
 def mount_facts(mount: Mount) -> tuple[dict, str | None]:
     """What the mount itself says: server, protocol and version, transport and, for NFS and SMB, the largest read
     and write per request the client and server agreed on (rsize, wsize); and the server's address to route to:
     the one NFS and SMB connected to, else the mount's host name resolved now; None where there is none."""
-    options = _options(mount.options)
+    options = mount.option_values
     host = _host_of(mount) if mount.fs_type in _PROTOCOLS else None
     address = options.get("addr") if mount.fs_type in _ADDRESS_IN_OPTIONS else None
     address = address or (_resolve(host) if host else None)
@@ -70,11 +67,6 @@ def collect_link(address: str | None, sysfs: str = "/sys") -> dict:
         "net_link_speed_mbit_per_s": speed if speed is not None and speed > 0 else None,
         "net_mtu_bytes": to_int(read_file(net / "mtu")) if net else None,
     }
-
-
-def _options(text: str) -> dict[str, str]:
-    pairs = (option.partition("=") for option in text.split(","))
-    return {name: value for name, _, value in pairs if name}
 
 
 def _protocol(fs_type: str, options: dict[str, str]) -> str:

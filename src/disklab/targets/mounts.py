@@ -1,5 +1,5 @@
-"""Mounts as /proc/self/mountinfo lists them: which mount holds a path, and which file systems live in memory; and
-the mounts /etc/fstab promises, to tell a mount point whose file system is missing.
+"""Mounts as /proc/self/mountinfo lists them: which mount holds a path, which file systems live in memory and which
+are served over a network; and the mounts /etc/fstab promises, to tell a mount point whose file system is missing.
 
 Looked up defensively: an unreadable mountinfo or fstab gives no mounts and a
 path that cannot be stat'ed gives None ("unknown"), never an exception.
@@ -15,6 +15,10 @@ from pathlib import Path
 
 # File systems that keep their files in memory, never on a disk of their own (tmpfs may swap some of it out).
 MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs", "rootfs"})
+# File systems served over a network: their disks are another machine's. (9p is one only over a network transport:
+# over virtio, xen or a file descriptor its server is this machine's hypervisor or a local process.)
+NETWORK_FS_TYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse.glusterfs", "afs",
+                              "lustre", "beegfs", "gpfs", "fuse.sshfs"})
 FSTAB = "/etc/fstab"
 
 
@@ -25,6 +29,12 @@ class Mount:
     source: str
     options: str  # per-mount and super-block options, joined
     device_number: tuple[int, int]
+
+    @property
+    def option_values(self) -> dict[str, str]:
+        """Each option's value by its name; a flag (ro, nolock) has ''."""
+        pairs = (option.partition("=") for option in self.options.split(","))
+        return {name: value for name, _, value in pairs if name}
 
 
 def mount_of(path: str, proc: str = "/proc") -> Mount | None:
