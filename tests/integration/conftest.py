@@ -32,6 +32,15 @@ NEEDS_LOOP_DEVICES = [
 NEEDS_FIO = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
 
+def needs(marks: list) -> Callable:
+    """Each skip mark of a list (NEEDS_LOOP_DEVICES ...) on one test."""
+    def marked(test: Callable) -> Callable:
+        for mark in marks:
+            test = mark(test)
+        return test
+    return marked
+
+
 def run(*command: str) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
 

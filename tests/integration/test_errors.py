@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import COMMAND_TIMEOUT_S, NEEDS_FIO, Disklab, error_lines, require, wait_for
+from disklab.env.doctor import _store_check
+from disklab.store.file_system import StoreFileSystem
+from disklab.targets.mounts import mount_of
+from tests.integration.conftest import (
+    COMMAND_TIMEOUT_S, NEEDS_FIO, Disklab, error_lines, needs, require, wait_for,
+)
+from tests.integration.sshfs import NEEDS_SSHFS, sshfs_mount
 from tests.run_kinds import FAILING_SUITE, WRITE_FAILS
 
 pytestmark = pytest.mark.integration
@@ -222,6 +228,24 @@ def test_a_store_on_read_only_media_lists_and_shows_but_does_not_store(disklab: 
         result = disklab("--db", str(store), *command)
         assert result.returncode == 0 and result.stderr.count("disklab: error") == 0, (command, result.stderr)
     assert_one_error(disklab("--db", str(store), "import", str(FIO_JSON)), 5, "is read-only", str(store))
+
+
+@needs(NEEDS_SSHFS)
+def test_a_store_on_sshfs_whose_locks_stay_on_this_machine_lists_and_shows_but_does_not_store(
+        disklab: Disklab, tmp_path: Path, children, request) -> None:
+    point = sshfs_mount(tmp_path / "sshfs", children, request)
+    store = point / "results.db"
+    _store_with_one_run(disklab, tmp_path / "results.db")  # made on a local disk, as a user would before moving it
+    shutil.copy(tmp_path / "results.db", store)
+    for command in (("runs",), ("show", "1")):
+        result = disklab("--db", str(store), *command)
+        assert result.returncode == 0 and result.stderr == "", (command, result.stderr)
+    assert_one_error(disklab("--db", str(store), "import", str(FIO_JSON)), 5,
+                     f"the results store {store} is on fuse.sshfs (", "whose protocol (SFTP) has no locks",
+                     "nothing is stored there: keep the store on a local disk (--store FILE, or DISKLAB_HOME) or use "
+                     "a PostgreSQL store (--store postgresql://...)")
+    doctor = _store_check(store)
+    assert (doctor.status, doctor.detail) == ("fail", str(StoreFileSystem(mount_of(str(point))).refusal(store)))
 
 
 @NEEDS_MOUNT

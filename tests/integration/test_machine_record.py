@@ -5,13 +5,12 @@ with its server, protocol and link, as `disklab run` stores them and `show --env
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from disklab.env.collect import collect_device, collect_target
-from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES
+from tests.integration.conftest import NEEDS_FIO, NEEDS_LOOP_DEVICES, needs
 from tests.integration.sshfs import NEEDS_SSHFS, sshfs_mount
 
 pytestmark = pytest.mark.integration
@@ -44,15 +43,6 @@ def test_the_root_disks_controller_is_the_one_lspci_lists_with_its_driver():
     tags = sorted(Path("/sys/block", disk).glob("mq/*/nr_tags"))
     assert facts[f"device.{disk}.hw_queues"] == len(tags)
     assert facts[f"device.{disk}.hw_queue_depth"] == int(tags[0].read_text())
-
-
-def needs(marks: list) -> Callable:
-    """Each skip mark of a list (NEEDS_LOOP_DEVICES ...) on one test."""
-    def marked(test: Callable) -> Callable:
-        for mark in marks:
-            test = mark(test)
-        return test
-    return marked
 
 
 @needs(NEEDS_LOOP_DEVICES)

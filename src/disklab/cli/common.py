@@ -25,12 +25,12 @@ def open_store(ctx: click.Context, write: bool = False) -> Store:
     """
     location = store_location(ctx)
     hostname = host_identity().hostname
-    store = Store(location, read_only=not write)
+    store = Store(location, read_only=not write, say=_note)
     if write:
         store.mark_abandoned_runs(hostname)
     elif store.abandoned_runs(hostname):
         try:
-            writer = Store(location)
+            writer = Store(location, say=_note)
         except StoreError:
             return store  # read-only media, a damaged file: list as it stands
         try:
@@ -57,7 +57,11 @@ def open_location(text: str, read_only: bool = False) -> Store:
     location = parse_location(text)
     if read_only and isinstance(location, Path) and not location.exists():
         raise UserError(f"there is no results store at {location}")
-    return Store(location, read_only=read_only)
+    return Store(location, read_only=read_only, say=_note)
+
+
+def _note(line: str) -> None:
+    stderr_console().print(f"note: {line}", highlight=False)
 
 
 # What stops an import or a copy (as KeyboardInterrupt): Ctrl-C, and the signals interrupt_on_termination turns

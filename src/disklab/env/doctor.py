@@ -11,6 +11,7 @@ from pathlib import Path
 from disklab.errors import FioError
 from disklab.fio.executor import FOLDER_PREFIX
 from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_works
+from disklab.store.file_system import store_file_system
 from disklab.system.leftovers import Leftover, dead_entries, remove_leftovers
 from disklab.targets.filesystem import mount_leftovers
 from disklab.targets.target import stale_entries
@@ -116,6 +117,13 @@ def _store_check(store_path: Path | str) -> Check:
     except OSError as exc:
         return Check("results store", "fail", f"cannot write in {existing}: {exc.strerror or exc}; set DISKLAB_HOME "
                                               "or use --db")
+    file_system = store_file_system(folder)
+    refusal = file_system.refusal(store_path)
+    if refusal:
+        return Check("results store", "fail", refusal)
+    if file_system.shared:
+        return Check("results store", "ok", f"{store_path} (on {file_system.named}: a rollback journal, not a "
+                                            "write-ahead log)")
     return Check("results store", "ok", str(store_path))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import disklab
 from disklab.errors import StoreError, UserError
 from disklab.store.bundle import OWN_NUMBERS, RUN_TABLES, TEST_TABLES, insert_entry, run_entry, table_columns
+from disklab.store.db import MEMORY
 from disklab.store.migrations import LATEST_VERSION
 from disklab.store.repository import Store
 
@@ -97,7 +98,7 @@ def read_bundle(path: Path) -> dict:
 
 def _check_stored(path: Path, entries: list) -> None:
     """Every run stored in a scratch store and read back as the bundle has it."""
-    with Store(Path(":memory:")) as scratch:  # SQLite's in-memory database: this schema, nothing on disk
+    with Store(MEMORY) as scratch:  # this schema, nothing on disk
         columns = {table: set(table_columns(scratch, table)) - set(OWN_NUMBERS[table])
                    for table in ("runs", "tests", *TEST_TABLES, *RUN_TABLES)}
         heads: dict[str, int] = {}

@@ -3,15 +3,19 @@
 import os
 import shutil
 import sqlite3
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NoReturn
 
 from disklab.errors import StoreError
+from disklab.store.file_system import ELSEWHERE, store_file_system
 from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
 
 BUSY_TIMEOUT_S = 5.0
+MEMORY = Path(":memory:")  # SQLite's in-memory database: no file, no file system
 
 
 def default_store_path() -> Path:
@@ -23,27 +27,65 @@ def default_store_path() -> Path:
     return Path(data_home) / "disklab" / "results.db"
 
 
-def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
+def connect(path: Path, read_only: bool = False, say: Callable[[str], None] | None = None) -> sqlite3.Connection:
     """The store, upgraded to the latest schema. Read-only opens never write (so a store on read-only media or one
-    being salvaged can be listed and shown); a writing open first checks the file is not damaged."""
+    being salvaged can be listed and shown); a writing open first checks the file is not damaged.
+
+    A write-ahead log where the file system allows one, else a rollback journal, which `say` is told of when this
+    open makes the store or moves it to one (store/file_system.py)."""
     if path.exists() and not path.is_file():
         raise StoreError(f"the results store {path} is not a regular file; give a file with --db")
     if read_only and path.exists():
         conn = _connect_read_only(path)
         if conn is not None:
             return conn
+    file_system = store_file_system(path.parent) if path != MEMORY else None
+    refusal = file_system.refusal(path) if file_system else None
+    if refusal:
+        raise StoreError(refusal)
+    made = not path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open the results store {path}: {exc}") from exc
     conn.row_factory = sqlite3.Row
-    with translate_errors(path):
-        conn.execute("PRAGMA foreign_keys = ON")
-        _check_integrity(conn, path)
-        conn.execute("PRAGMA journal_mode = WAL")
-        migrate(conn, path)
+    try:
+        with translate_errors(path):
+            conn.execute("PRAGMA foreign_keys = ON")
+            _check_integrity(conn, path)
+            mode = file_system.journal_mode if file_system else "WAL"
+            left_wal = _set_journal_mode(conn, path, mode)
+            if mode != "WAL" and (made or left_wal) and say:
+                say(file_system.notice(path))
+            migrate(conn, path)
+    except BaseException:
+        conn.close()  # a store refused leaves no lock behind: in WAL mode an open connection keeps others from switching
+        raise
     return conn
+
+
+def _set_journal_mode(conn: sqlite3.Connection, path: Path, mode: str) -> bool:
+    """Switch to `mode` unless the store is in it; True when it left a write-ahead log. The switch needs the store to
+    itself, and SQLite does not wait for that: asked again for as long as a busy store is waited for."""
+    before = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if before.upper() == mode:
+        return False
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute(f"PRAGMA journal_mode = {mode}")
+            return before == "wal"
+        except sqlite3.OperationalError as exc:
+            if _primary_code(exc) != sqlite3.SQLITE_BUSY:
+                raise
+            if time.monotonic() > deadline:
+                if before == "wal":
+                    raise StoreError(f"the results store {path} must leave its write-ahead log on this file system "
+                                     "and another process keeps it open (a disklab serve, a run of an older disklab): "
+                                     "stop it and try again") from exc
+                raise
+        time.sleep(0.1)
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection | None:
@@ -59,8 +101,10 @@ def _connect_read_only(path: Path) -> sqlite3.Connection | None:
             version = _schema_version(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR):
-                continue  # WAL mode on read-only media or a full disk: no -shm can be made
+            if getattr(exc, "sqlite_errorcode", 0) == sqlite3.SQLITE_READONLY_ROLLBACK:
+                return None  # a rollback journal a stopped writer left: the writing open rolls it back
+            if _primary_code(exc) in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR):
+                continue  # WAL mode on read-only media, a full disk or a shared file system: no -shm can be mapped
             raise store_error(path, exc) from exc
         if version == LATEST_VERSION:
             return conn
@@ -68,6 +112,11 @@ def _connect_read_only(path: Path) -> sqlite3.Connection | None:
         if version > LATEST_VERSION:
             _refuse_newer(path, version)
         return None
+    file_system = store_file_system(path.parent)
+    if file_system.shared:
+        raise StoreError(f"cannot open the results store {path} for reading: it has a write-ahead log ({wal.name}) "
+                         f"that SQLite cannot share on {file_system.named}; let the disklab writing it finish, or "
+                         "copy the store with that file to a local disk and use --store")
     raise StoreError(f"cannot open the results store {path} for reading: its folder is read-only or full and it has "
                      f"a write-ahead log ({wal.name}); copy the folder somewhere writable and use --db")
 
@@ -194,12 +243,16 @@ def translate_errors(path: Path):
 def store_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     """SQLite's failure as one line that says what is wrong with the store and what to do."""
     message = str(exc)
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    code = _primary_code(exc)
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in message or "busy" in message:
         return StoreError(f"the results store {path} is locked by another process; try again when it has finished")
     if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(path)):
         return StoreError(f"the store's file system is full: {path} cannot grow (nothing more was stored); free "
                           "space there, or use another store with --db or DISKLAB_HOME")
+    if getattr(exc, "sqlite_errorcode", 0) in _SHARED_MEMORY_OR_LOCKS:
+        return StoreError(f"the results store {path} is on {store_file_system(path.parent).named}, which cannot give "
+                          f"SQLite the shared memory or the locks it needs ({message}: {exc.sqlite_errorname}); "
+                          f"{ELSEWHERE}")
     if code == sqlite3.SQLITE_READONLY or (code == sqlite3.SQLITE_CANTOPEN and not _writable(path)):
         return StoreError(f"the results store {path} is read-only; it can be listed and shown, but to "
                           "store runs use a writable one with --db or DISKLAB_HOME")
@@ -210,11 +263,22 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"results store {path}: {message}")
 
 
+def _primary_code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of an extended one (SQLITE_IOERR of SQLITE_IOERR_SHMMAP)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF
+
+
 def _corruption(exc: sqlite3.DatabaseError) -> bool:
     message = str(exc)
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return (_primary_code(exc) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
             or "not a database" in message or "malformed" in message)
 
+
+# A file system this disklab does not know to be shared, where mapping the write-ahead log's index or locking failed.
+_SHARED_MEMORY_OR_LOCKS = frozenset({
+    sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP, sqlite3.SQLITE_IOERR_SHMLOCK,
+    sqlite3.SQLITE_IOERR_LOCK, sqlite3.SQLITE_IOERR_RDLOCK, sqlite3.SQLITE_IOERR_UNLOCK,
+    sqlite3.SQLITE_IOERR_CHECKRESERVEDLOCK})
 
 # SQLite reports a write refused for want of space as an I/O error (ENOSPC) as often as SQLITE_FULL.
 _FULL_BELOW_BYTES = 1024**2

@@ -3,7 +3,7 @@
 import json
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -47,7 +47,8 @@ class NewRun:
 class Store:
     """A results store: a SQLite file (a Path), or a PostgreSQL database (a postgresql:// URL) a lab shares."""
 
-    def __init__(self, location: Path | str, read_only: bool = False):
+    def __init__(self, location: Path | str, read_only: bool = False, say: Callable[[str], None] | None = None):
+        """`say` hears what a SQLite file's file system makes the store do (a rollback journal; store/db.py)."""
         self.location = location  # a URL may hold a password: it is used to connect, never shown
         self.read_only = read_only
         if is_url(location):
@@ -57,7 +58,7 @@ class Store:
             self.dialect = POSTGRESQL
         else:
             self.path = Path(location)
-            self.conn = connect(self.path, read_only)
+            self.conn = connect(self.path, read_only, say)
             self.conn.create_function("casefold", 1, _casefold, deterministic=True)
             self.name = str(self.path)
             self.dialect = SQLITE
