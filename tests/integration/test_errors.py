@@ -12,7 +12,7 @@ import pytest
 
 from disklab.env.doctor import _store_check
 from disklab.store.file_system import StoreFileSystem
-from disklab.targets.mounts import mount_of
+from disklab.system.mounts import mount_of
 from tests.integration.conftest import (
     COMMAND_TIMEOUT_S, NEEDS_FIO, Disklab, error_lines, needs, require, wait_for,
 )

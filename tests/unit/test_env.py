@@ -11,7 +11,7 @@ from disklab.env.collect import (
     collect_device, collect_environment, compression_of, ram_backing, underlying_disks,
 )
 from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
-from disklab.targets.mounts import Mount, mount_of
+from disklab.system.mounts import Mount, mount_of
 
 # Unit Serial Number pages as sysfs keeps them, copied from the kernel tier's guest (tests/fixtures/env/README.md).
 VPD = Path(__file__).parent.parent / "fixtures" / "env" / "vpd"

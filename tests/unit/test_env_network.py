@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disklab.env.network import collect_link, collect_network, is_network, mount_facts
-from disklab.targets.mounts import Mount, deepest_mount
+from disklab.system.mounts import Mount, deepest_mount
 
 MOUNTINFO = Path(__file__).parents[1] / "fixtures" / "env" / "network-mounts" / "mountinfo"
 NEEDS_IP = pytest.mark.skipif(shutil.which("ip") is None, reason="ip (iproute2) is not installed")

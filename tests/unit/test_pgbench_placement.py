@@ -18,7 +18,7 @@ from disklab.database.leftovers import cluster_leftovers, remove_stale_clusters
 from disklab.database.placement import Placement, place_off_target
 from disklab.errors import UserError
 from disklab.system.leftovers import remove_leftovers
-from disklab.targets.mounts import mount_of
+from disklab.system.mounts import mount_of
 
 
 def dead_pid() -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from disklab.store.db import connect
 from disklab.store.file_system import StoreFileSystem, store_file_system
-from disklab.targets.mounts import deepest_mount, mount_of
+from disklab.system.mounts import deepest_mount, mount_of
 
 MOUNTS = Path(__file__).parents[1] / "fixtures" / "env" / "network-mounts"
 # The header of a SQLite file says its journal (bytes 18 and 19): 1 a rollback journal, 2 a write-ahead log.

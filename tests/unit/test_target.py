@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from disklab.errors import SafetyError, UserError
-from disklab.targets.mounts import mount_of, parse_fstab, read_fstab
+from disklab.system.mounts import mount_of, parse_fstab, read_fstab
 from disklab.targets.target import (
     check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
 )

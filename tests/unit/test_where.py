@@ -4,7 +4,7 @@ import pytest
 
 from disklab.env.collect import collect_target
 from disklab.env.where import where_on
-from disklab.targets.mounts import mount_of
+from disklab.system.mounts import mount_of
 
 ROOT_ON_A_PARTITION = {
     "fs_type": "ext4", "fs_mount_point": "/", "fs_source": "/dev/sda2", "devices": "sda", "layout": "none",

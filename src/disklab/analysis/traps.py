@@ -12,7 +12,7 @@ from typing import Sequence
 from disklab.env.registry import DEVICE_PREFIX
 from disklab.fio.parse import JobResult
 from disklab.suite.model import TestSpec
-from disklab.targets.mounts import MEMORY_FS_TYPES
+from disklab.system.mounts import MEMORY_FS_TYPES
 from disklab.units import human_size
 
 # A buffered test this many times faster than the same pattern with direct I/O measured memory, not the disk.

@@ -16,6 +16,7 @@ from disklab.cli.completion import complete_run, complete_suite
 from disklab.cli.helptext import RESUME_EXAMPLES, RUN_EXAMPLES, ListsSuites
 from disklab.cli.spec import spec_by_model, spec_option
 from disklab.suite.settings import parse_latency_ns
+from disklab.cli.configuration_options import configuration_options
 from disklab.cli.options import WholeNumber, overrides_from, plan_options
 from disklab.cli.progress import RunProgress, quiet_progress
 from disklab.suite.pgbench import KEYS as PGBENCH_KEYS, client_counts, duration_s, parse_pg_set
@@ -64,20 +65,7 @@ from disklab.units import parse_duration, parse_percent, parse_size
               help="With a saturate suite: report the highest IOPS whose p99 stays under this, e.g. 1ms, 500us.")
 @click.option("--destroy-data", is_flag=True, help="Allow tests that write to a device or an existing file.")
 @click.option("--force", is_flag=True, help="With --destroy-data: write even over a file system or partition table signature.")
-@click.option("--fs", multiple=True, metavar="TYPE[:MKFS-OPTIONS][@MOUNT-OPTIONS]",
-              help="With a device --target and --destroy-data: make this file system on it (ext4, xfs, btrfs ...), "
-                   "mount it, and run the suite on a test file there; repeatable, one stored run per file system, "
-                   "e.g. --fs ext4 --fs 'xfs:-d su=64k,sw=4@noatime'.")
-@click.option("--write-cache", metavar="on,off",
-              help="With a device --target: run once per state of the drive's volatile write cache (hdparm, sdparm or "
-                   "nvme-cli), restored afterwards; combines with --fs (every pair).")
-@click.option("--condition", metavar="STATE,...",
-              help="With a device --target and --destroy-data: run once per state of the device, set before the "
-                   "suite: fresh (the whole device discarded; fresh:secure-erase: an NVMe format), full (written "
-                   "twice over with 128 KiB sequential writes; full:N: N times), e.g. fresh,full (study M1).")
-@click.option("--overprovision", metavar="PERCENT,...",
-              help="With a device --target and --destroy-data: before each level discard the whole device, then use "
-                   "only its first (100 - PERCENT) %, e.g. 0,20,40,60 (the overprovision suite's own levels; study M4).")
+@configuration_options
 @spec_option
 @click.option("--cache", "cache_bytes", callback=converter(parse_size),
               help="The drive's or RAID controller's own cache, from its spec sheet (e.g. 2GiB): tests whose data set "
@@ -113,7 +101,7 @@ from disklab.units import parse_duration, parse_percent, parse_size
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, condition, overprovision, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
+        fs, write_cache, condition, overprovision, members, array, array_state, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
         keep_cluster, tablespace_only, trace, speed, wrap, fio_folder, dry_run, name, quiet, output_format, new_file,
         fio_test):
     """Run SUITE (built-in, .toml, a fio JOB.fio, 'replay' with --trace; none: one test of --rw, --bs ...); store it."""
@@ -146,9 +134,19 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     shared = shared and repeat > 1
     check_test_count(loaded, overrides.max_tests, repeat, "the default passes; --repeat 1 runs one" if shared else
                      "--repeat")
+    if members:
+        if target is not None:
+            raise click.UsageError("--members are the devices the arrays are built from, and the array is the "
+                                   "target: give --members or --target, not both")
+        from disklab.cli.run_configured import run_per_configuration
+
+        run_per_configuration(ctx, None, lambda on, recorded, observe: _run_on(ctx, loaded, on, repeat, shared,
+                                                                               recorded, observe))
+        return
     if target is None:
         if not dry_run:
-            raise click.UsageError("--target is required: a directory, a file or a block device")
+            raise click.UsageError("--target is required: a directory, a file or a block device (or --members, "
+                                   "with --array)")
         plan = in_passes(build_plan(loaded, overrides, read_only), repeat, shared)
         _print_plan(plan, None, schedule_for(plan, repeat, precision, max_time, p99))
         _print_passes(plan, repeat, shared, precision, best_of)
@@ -164,7 +162,8 @@ def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best
     if configured(ctx.params):
         from disklab.cli.run_configured import run_per_configuration
 
-        run_per_configuration(ctx, resolved, lambda on, recorded: _run_on(ctx, loaded, on, repeat, shared, recorded))
+        run_per_configuration(ctx, resolved, lambda on, recorded, observe: _run_on(ctx, loaded, on, repeat, shared,
+                                                                                   recorded, observe))
         return
     _run_on(ctx, loaded, resolved, repeat, shared)
 
@@ -182,12 +181,15 @@ def _take_suite_configurations(ctx, suite: Suite) -> None:
 
 def configured(params: dict) -> bool:
     """Whether the suite runs once per configuration."""
-    return any(params[name] for name in ("condition", "fs", "write_cache", "overprovision"))
+    return any(params[name] for name in ("condition", "fs", "write_cache", "overprovision", "array", "array_state",
+                                         "members"))
 
 
-def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None) -> int | None:
+def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None,
+            observe=None) -> int | None:
     """The suite run on a resolved target and stored (printed only, with --dry-run); `recorded` is kept with the
-    run beside its options (a configuration's name, what was made for it). Returns the run's number."""
+    run beside its options (a configuration's name, what was made for it), `observe` reads the device's state
+    before and after each test (an array's rebuild). Returns the run's number."""
     p = ctx.params
     precision, max_time, p99, best_of, hosts = p["precision"], p["max_time"], p["p99"], p["best_of"], p["hosts"]
     plan = in_passes(plan_for_target(suite, overrides_from(p), p["read_only"], resolved), repeat, shared)
@@ -213,7 +215,7 @@ def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, reco
         say(f"run {run_id} started: each test is stored as it finishes")
         with _resume_hint(store, run_id):
             outcomes = carry_out(store, run_id, plan, resolved, fio, schedule, (), p["keep_file"], p["cache_bytes"],
-                                 progress, say, elsewhere)
+                                 progress, say, elsewhere, observe)
         show_finished(store, run_id, outcomes, p["output_format"])
     return run_id
 
@@ -232,7 +234,7 @@ def _replay(ctx) -> None:
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster", "tablespace_only")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
-                "write_cache", "condition", "overprovision", "spec")
+                "write_cache", "condition", "overprovision", "members", "array", "array_state", "spec")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from disklab.env.collect import disks_under
 from disklab.errors import UserError
-from disklab.targets.mounts import MEMORY_FS_TYPES
+from disklab.system.mounts import MEMORY_FS_TYPES
 from disklab.targets.target import disklab_entry
 
 CLUSTER_KIND = "pgcluster"

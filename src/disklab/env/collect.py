@@ -19,7 +19,7 @@ from disklab.env.readers import read_file, run_quietly, to_int
 from disklab.env.registry import device_key
 from disklab.env.where import where_on
 from disklab.system.host import host_identity
-from disklab.targets.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
+from disklab.system.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
 from disklab.targets.signatures import device_contents
 
 # Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from disklab.env.readers import read_file, run_quietly, to_int
-from disklab.targets.mounts import NETWORK_FS_TYPES, Mount
+from disklab.system.mounts import NETWORK_FS_TYPES, Mount
 
 # Those whose mount names the one server holding the data, and the protocol each speaks (9p only over a network
 # transport).

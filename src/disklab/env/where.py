@@ -5,7 +5,7 @@ header and the stored run (`target_on`) say the same."""
 from __future__ import annotations
 
 from disklab.env.registry import device_key
-from disklab.targets.mounts import MEMORY_FS_TYPES, NETWORK_FS_TYPES
+from disklab.system.mounts import MEMORY_FS_TYPES, NETWORK_FS_TYPES
 
 
 def where_on(env: dict, device_path: str | None = None, contents: str | None = None) -> str:

@@ -1,6 +1,8 @@
 """A suite run once per configuration of the device under test (`run --condition`, `--fs`, `--write-cache`,
-`--overprovision`): each configuration set up, recorded, run on and undone in turn, one stored run each, linked as
-one series (the first run's number) so that `compare series:RUN` sets them side by side.
+`--overprovision`, and `--members ... --array ... --array-state`): each configuration set up, recorded, run on and
+undone in turn, one stored run each, linked as one series (the first run's number) so that `compare series:RUN` sets
+them side by side. An array is built afresh for each configuration it is part of: its state (a finished resync, a
+failed member, a rebuild under way) is then the one asked for, not what an earlier configuration left.
 
 This is the layer under the CLI: it takes what the options were parsed into and a function that runs the suite on
 a target, so that any caller (the CLI, a script) starts a configured run the same way, and every configuration is
@@ -17,22 +19,28 @@ from pathlib import Path
 from disklab.errors import SafetyError, UserError
 from disklab.run.condition import condition_device
 from disklab.system.leftovers import remove_leftovers
+from disklab.targets.array import ArraySpec
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.condition import Condition, check_condition, erase_command
-from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_point
+from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_leftovers, mount_point
+from disklab.targets.md import array_leftovers, built_array, check_mdadm, create_command
 from disklab.targets.overprovision import usable
 from disklab.targets.purge import check_discard, discard_whole
 from disklab.targets.readback import SAMPLE_BLOCKS
 from disklab.targets.target import Target, resolve_target
 from disklab.targets.write_cache import CacheControl, cache_control, cache_leftovers, cache_set
 
-RunOn = Callable[[Target, dict], "int | None"]  # the suite run on a target, kept with what the run records
+# The suite run on a target, kept with what the run records; the third argument, where not None, reads the device's
+# state before and after each test (an array's rebuild progress).
+RunOn = Callable[[Target, dict, "Callable[[], dict] | None"], "int | None"]
 
 
 @dataclass(frozen=True)
 class Configuration:
     """One state of the device the suite runs in; None where that variable is not varied."""
 
+    array: ArraySpec | None = None
+    array_state: str | None = None
     condition: Condition | None = None
     spec: FsSpec | None = None
     cache_state: str | None = None  # 'on' or 'off'
@@ -41,7 +49,8 @@ class Configuration:
     @property
     def label(self) -> str:
         """What was varied, as runs are named: 'full (written 2x) · xfs -d su=64k,sw=4 noatime · write cache off'."""
-        return " · ".join(part for part in (self.condition and self.condition.label, self.spec and self.spec.label,
+        return " · ".join(part for part in (self.array and self.array.label, self.array_state,
+                                            self.condition and self.condition.label, self.spec and self.spec.label,
                                             self.cache_state and f"write cache {self.cache_state}",
                                             self.level is not None and f"OP {self.level} %") if part)
 
@@ -50,12 +59,21 @@ class Configuration:
 class Variations:
     """What a run varies, as parsed from its options (or a suite's [configurations])."""
 
+    arrays: tuple[ArraySpec, ...] = ()
+    array_states: tuple[str, ...] = ()
     conditions: tuple[Condition, ...] = ()
     specs: tuple[FsSpec, ...] = ()
     cache_states: tuple[str, ...] = ()
     levels: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.array_states and not self.arrays:
+            raise UserError("--array-state is the state of an array disklab builds: give --members and --array")
+        for spec in self.arrays:
+            for state in self.array_states:
+                if state in ("degraded", "rebuilding") and not spec.redundant:
+                    raise UserError(f"--array-state {state}: {spec.label} has no redundancy, so it cannot run with a "
+                                    "member failed; give a redundant level (raid1, raid4, raid5, raid6, raid10)")
         if self.specs and self.levels:
             raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans "
                             "the whole device: give one of them")
@@ -64,11 +82,13 @@ class Variations:
                             "written): not with --condition")
 
     def __bool__(self) -> bool:
-        return bool(self.conditions or self.specs or self.cache_states or self.levels)
+        return bool(self.arrays or self.conditions or self.specs or self.cache_states or self.levels)
 
     def configurations(self) -> list[Configuration]:
         """Every combination, in the order the runs are made."""
-        return [Configuration(*values) for values in product(self.conditions or [None], self.specs or [None],
+        states = self.array_states or (("clean",) if self.arrays else ())
+        return [Configuration(*values) for values in product(self.arrays or [None], states or [None],
+                                                             self.conditions or [None], self.specs or [None],
                                                              self.cache_states or [None], self.levels or [None])]
 
     def summary(self) -> str:
@@ -87,72 +107,104 @@ class Consent:
     options: str  # '--fs', or 'the file systems of suite.toml ([configurations])'
 
 
-def check_configured_target(device: Target, variations: Variations, consent: Consent) -> CacheControl | None:
-    """Every refusal before anything is set: the device, the tools, each configuration's own needs. The drive's
-    cache control where its cache is varied."""
-    if device.kind != "device":
-        raise UserError(f"{consent.options} set up the device under test; {device.path} is a {device.kind} (give "
-                        "the device as --target, e.g. /dev/sdb)")
+@dataclass(frozen=True)
+class UnderTest:
+    """What the configurations are made on: one device, or the members each array is built from."""
+
+    device: Target | None = None
+    members: tuple[Target, ...] = ()
+
+    @property
+    def disks(self) -> tuple[Target, ...]:
+        """The devices disklab writes, and whose caches it sets."""
+        return self.members or (self.device,)
+
+    @property
+    def path(self) -> str:
+        return ", ".join(disk.path for disk in self.disks)
+
+
+def check_configured(under_test: UnderTest, variations: Variations, consent: Consent) -> list[CacheControl]:
+    """Every refusal before anything is set: the devices, the tools, each configuration's own needs. The drives'
+    cache controls where their cache is varied."""
+    for disk in under_test.disks:
+        if disk.kind != "device":
+            raise UserError(f"{consent.options} set up the device under test; {disk.path} is a {disk.kind} (give "
+                            "a device, e.g. /dev/sdb)")
+    if under_test.members:
+        _check_members(under_test.members, variations)
+        check_mdadm()
+    elif variations.arrays:
+        raise UserError("--array builds an array over the devices --members names (--members /dev/sdb,/dev/sdc)")
     check_tools(list(variations.specs))
-    control = cache_control(device.device) if variations.cache_states else None
-    if variations.levels:
-        check_discard(device, "--overprovision")
-    for condition in variations.conditions:
-        check_condition(condition, device)
-    return control
+    controls = [cache_control(disk.device) for disk in under_test.disks] if variations.cache_states else []
+    if not under_test.members:  # an array's own checks run once it is built
+        if variations.levels:
+            check_discard(under_test.device, "--overprovision")
+        for condition in variations.conditions:
+            check_condition(condition, under_test.device)
+    return controls
 
 
-def dry_run_steps(device: Target, variations: Variations, control: CacheControl | None) -> list[str]:
+def dry_run_steps(under_test: UnderTest, variations: Variations, controls: list[CacheControl]) -> list[str]:
     """What each configuration would do, one line each, in the order a run does it."""
     found = variations.configurations()
     lines = []
+    members = tuple(member.path for member in under_test.members)
     for index, configuration in enumerate(found, start=1):
-        condition, spec, state, level = (configuration.condition, configuration.spec, configuration.cache_state,
-                                         configuration.level)
-        steps = ([shlex.join(control.set_command(state == "on"))] if state else []) + (
-            [_condition_step(condition, device)] if condition else []) + (
-            [shlex.join(spec.mkfs_command(device.path)),
-             shlex.join(spec.mount_command(device.path, Path("<private mount point>")))] if spec else []) + (
-            [f"blkdiscard --force {device.path}; the first {100 - level} % only"] if level is not None else [])
+        array, condition, spec, state, level = (configuration.array, configuration.condition, configuration.spec,
+                                                configuration.cache_state, configuration.level)
+        device = "<the array>" if array else under_test.device.path
+        steps = ([shlex.join(create_command(array, "<the array>", members, configuration.array_state
+                                            == "assume-clean")), _array_state_step(configuration.array_state)]
+                 if array else []) + (
+            [shlex.join(control.set_command(state == "on")) for control in controls] if state else []) + (
+            [_condition_step(condition, None if array else under_test.device)] if condition else []) + (
+            [shlex.join(spec.mkfs_command(device)),
+             shlex.join(spec.mount_command(device, Path("<private mount point>")))] if spec else []) + (
+            [f"blkdiscard --force {device}; the first {100 - level} % only"] if level is not None else [])
         lines.append(f"configuration {index} of {len(found)} ({configuration.label}): {'; '.join(steps)}; then the "
-                     "suite" + ("; umount" if spec else "") + ("; the cache restored" if state else ""))
+                     "suite" + ("; umount" if spec else "") + ("; the cache restored" if state else "")
+                     + ("; the array stopped, its members' superblocks cleared" if array else ""))
     return lines
 
 
-def planned_target(device: Target, configuration: Configuration) -> Target | None:
-    """The target a dry run can plan for: the device, or what a spare area leaves of it; None for a file system,
-    which is not made yet."""
-    if configuration.spec is not None:
+def planned_target(under_test: UnderTest, configuration: Configuration) -> Target | None:
+    """The target a dry run can plan for: the device, or what a spare area leaves of it; None for a file system or
+    an array, which are not made yet."""
+    if configuration.spec is not None or configuration.array is not None:
         return None
+    device = under_test.device
     return device if configuration.level is None else usable(device, configuration.level)
 
 
-def run_configured(device: Target, variations: Variations, consent: Consent, name: str | None,
+def run_configured(under_test: UnderTest, variations: Variations, consent: Consent, name: str | None,
                    say: Callable[[str], None], run_on: RunOn) -> list[int]:
     """Each configuration set up, run on and undone in turn; the stored runs' numbers."""
-    control = check_configured_target(device, variations, consent)
-    if variations.specs or variations.levels or variations.conditions:
+    controls = check_configured(under_test, variations, consent)
+    if variations.arrays or variations.specs or variations.levels or variations.conditions:
         if not consent.destroy_data:
-            doing = ("making a file system on" if variations.specs else "discarding" if variations.levels
-                     else "conditioning")
-            raise SafetyError(f"{consent.options}: {doing} {device.path} destroys its data; add --destroy-data to "
-                              "allow it")
-        # The user's consent, checked once against the device as it is now: what is made or discarded after the
-        # first configuration is disklab's own, which --force need not allow again.
-        check_device_writable(device.device, destroy_data=True, force=consent.force)
-    for restored in remove_leftovers(cache_leftovers()):
+            doing = ("building an array on" if variations.arrays else "making a file system on" if variations.specs
+                     else "discarding" if variations.levels else "conditioning")
+            raise SafetyError(f"{consent.options}: {doing} {under_test.path} destroys its data; add --destroy-data "
+                              "to allow it")
+        # The user's consent, checked once against the devices as they are now: what is made or discarded after
+        # the first configuration is disklab's own, which --force need not allow again.
+        _check_writable(under_test.disks, consent.force)
+    # A killed configured run's file system first: the array under it stops only once it is unmounted.
+    for restored in remove_leftovers(mount_leftovers() + array_leftovers() + cache_leftovers()):
         say(f"restored {restored.what}: {restored.path}")
     found = variations.configurations()
     runs: list[int] = []
     with ExitStack() as mounts:
         folder = mounts.enter_context(mount_point(say)) if variations.specs else None
         for index, configuration in enumerate(found, start=1):
-            say(f"configuration {index} of {len(found)}: {configuration.label} on {device.path}")
-            with configured(device, configuration, folder, control, say) as (target, recorded):
+            say(f"configuration {index} of {len(found)}: {configuration.label} on {under_test.path}")
+            with configured(under_test, configuration, index, folder, controls, say) as (target, recorded, observe):
                 label = configuration.label
                 run_id = run_on(target, {"name": f"{name} · {label}" if name else label,
                                          "configuration": {"label": label, **recorded},
-                                         "series": runs[0] if runs else None})
+                                         "series": runs[0] if runs else None}, observe)
             if run_id is not None:
                 runs.append(run_id)
     if len(runs) > 1:
@@ -162,14 +214,28 @@ def run_configured(device: Target, variations: Variations, consent: Consent, nam
 
 
 @contextmanager
-def configured(device: Target, configuration: Configuration, folder: Path | None, control: CacheControl | None,
-               say: Callable[[str], None]) -> Iterator[tuple[Target, dict]]:
-    """The device in one configuration (the cache set, the device conditioned, a file system made and mounted, a
-    spare area left), what the run records of it, and everything undone afterwards whatever happens."""
+def configured(under_test: UnderTest, configuration: Configuration, number: int, folder: Path | None,
+               controls: list[CacheControl],
+               say: Callable[[str], None]) -> Iterator[tuple[Target, dict, Callable[[], dict] | None]]:
+    """The device in one configuration (an array built, the cache set, the device conditioned, a file system made
+    and mounted, a spare area left), what the run records of it, a reading of its state for each test, and
+    everything undone afterwards whatever happens."""
     with ExitStack() as undo:
         recorded: dict = {}
+        observe = None
+        device = under_test.device
+        if configuration.array:
+            members = tuple(member.path for member in under_test.members)
+            array_device, recorded["array"], observe = undo.enter_context(
+                built_array(configuration.array, members, configuration.array_state, number, say))
+            device = resolve_target(array_device)
+            if configuration.level is not None:
+                check_discard(device, "--overprovision")
+            if configuration.condition:
+                check_condition(configuration.condition, device)
         if configuration.cache_state:
-            recorded["write_cache"] = undo.enter_context(cache_set(control, configuration.cache_state, say))
+            states = [undo.enter_context(cache_set(control, configuration.cache_state, say)) for control in controls]
+            recorded["write_cache"] = states if under_test.members else states[0]
         if configuration.condition:
             recorded["condition"] = condition_device(configuration.condition, device, say)
         target = device
@@ -180,10 +246,49 @@ def configured(device: Target, configuration: Configuration, folder: Path | None
             target = usable(device, configuration.level)
             recorded["overprovision"] = {"percent": configuration.level, "discard": discard_whole(device),
                                          "used_bytes": target.capacity_bytes, "device_bytes": device.capacity_bytes}
-        yield target, recorded
+        yield target, recorded, observe if configuration.array_state == "rebuilding" else None
 
 
-def _condition_step(condition: Condition, device: Target) -> str:
+def _check_members(members: tuple[Target, ...], variations: Variations) -> None:
+    """Members distinct, and enough of them for every array asked for."""
+    disks = [Path(member.path).resolve() for member in members]
+    twice = sorted({str(disk) for disk in disks if disks.count(disk) > 1})
+    if twice:
+        raise UserError(f"--members names {twice[0]} twice; each member is a device of its own")
+    if not variations.arrays:
+        raise UserError("--members are what an array is built from: give the arrays too (--array md:raid5)")
+    for spec in variations.arrays:
+        try:
+            spec.check_members(len(members))
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+
+
+def _check_writable(disks: tuple[Target, ...], force: bool) -> None:
+    """Every device checked; one refusal names each that may not be written, and why."""
+    refused = []
+    for disk in disks:
+        try:
+            check_device_writable(disk.device, destroy_data=True, force=force)
+        except SafetyError as exc:
+            refused.append(str(exc))
+    if len(refused) == 1:
+        raise SafetyError(refused[0])
+    if refused:
+        raise SafetyError(f"{len(refused)} of the members may not be written: " + " | ".join(refused))
+
+
+def _array_state_step(state: str) -> str:
+    return {"clean": "the resync waited for", "assume-clean": "no resync",
+            "degraded": "the resync waited for; the last member failed and removed",
+            "rebuilding": "the resync waited for; the last member failed, removed, cleared and added back: the suite "
+                          "runs while md rebuilds onto it"}[state]
+
+
+def _condition_step(condition: Condition, device: Target | None) -> str:
+    """`device`: None for an array, not built yet."""
+    path = device.path if device else "<the array>"
     if condition.state == "full":
-        return f"fio: all of {device.path} written {condition.passes}x with 128 KiB sequential writes"
-    return f"{shlex.join(erase_command(condition, device))} ({SAMPLE_BLOCKS} blocks marked before, read back after)"
+        return f"fio: all of {path} written {condition.passes}x with 128 KiB sequential writes"
+    erase = shlex.join(erase_command(condition, device)) if device else f"{condition.label} of {path}"
+    return f"{erase} ({SAMPLE_BLOCKS} blocks marked before, read back after)"

@@ -58,12 +58,16 @@ class StepRunner(Protocol):
 def execute_schedule(
     execution: Execution, schedule: Schedule, executor: Executor, store: Store, progress: ProgressListener,
     finished: Sequence[Finished] = (), run_elsewhere: StepRunner | None = None,
+    observe: Callable[[], dict] | None = None,
 ) -> list[Finished]:
     """Raises on the first failing test; the tests finished before it are already stored.
 
     `finished` holds the steps of this run that are already stored (a resumed run continues after them).
+    `observe` reads the device's state (an array's rebuild progress) before and after each test: kept with the run
+    as each test is stored (its outcome 'device_states'), so that an interrupted run keeps those of its tests.
     """
     done = list(finished)
+    states: list[dict] = []
     env = store.run_values("run_env", execution.run_id)
     devices = tuple(d for d in (env.get("devices") or "").split(", ") if d)
     while (step := schedule.next_step(done)) is not None:
@@ -84,9 +88,11 @@ def execute_schedule(
         started_at = now_iso()
         on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
         before, laid_out = snapshot(devices), file_bytes(execution.test_path)
+        state_before = observe() if observe else None
         fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status,
                                status_interval_s=status_interval_s(step_seconds(test)))
         after, laid_out = snapshot(devices), file_bytes(execution.test_path) - laid_out
+        state_after = observe() if observe else None
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
         test_id = store.add_test(
@@ -97,6 +103,9 @@ def execute_schedule(
         for flag, message in (cache_traps(test, job, env, [(f.step.test, f.job) for f in done])
                               + busy_machine(seen, job, devices)):
             store.add_flag(test_id, flag, message)
+        if observe:
+            states.append({"seq": seq, "label": test.label, "before": state_before, "after": state_after})
+            store.set_run_values("run_outcomes", execution.run_id, {"device_states": states})
         done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
     return done

@@ -49,10 +49,11 @@ def keep_warnings(store: Store, run_id: int, target: Target) -> None:
 def carry_out(
     store: Store, run_id: int, plan: Plan, target: Target, fio: FioInfo, schedule: Schedule,
     finished: Sequence[Finished], keep_file: bool, cache_bytes: int | None, progress: ProgressDisplay,
-    say: Callable[[str], None], elsewhere: Elsewhere | None = None,
+    say: Callable[[str], None], elsewhere: Elsewhere | None = None, observe: Callable[[], dict] | None = None,
 ) -> dict:
     """Execute, record the run's status whatever happens, never leave disklab's test files behind.
 
+    `observe` reads the device's state before and after each test (an array's rebuild), kept with the run.
     Returns what the schedule concluded, stored as the run's outcomes of a run now complete.
     """
     engines = sorted({t.engine for t in plan.tests})
@@ -63,7 +64,8 @@ def carry_out(
         with recorded(store, run_id, target.test_path, target.kind == "device", fio.version_text, engines, declared), \
                 progress(plan, layout, schedule.expected_steps(), len(finished)) as listener:
             on_hosts = elsewhere.step_runner(fio) if elsewhere else None
-            done = execute_schedule(execution, schedule, SubprocessExecutor(fio.path), store, listener, finished, on_hosts)
+            done = execute_schedule(execution, schedule, SubprocessExecutor(fio.path), store, listener, finished, on_hosts,
+                                    observe)
     finally:
         if elsewhere:
             for line in elsewhere.clean_up(fio, keep_file):

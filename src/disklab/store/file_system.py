@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.targets.mounts import NETWORK_FS_TYPES, Mount, mount_of
+from disklab.system.mounts import NETWORK_FS_TYPES, Mount, mount_of
 
 # A fix for a store that cannot stay where it is, said at the end of each refusal.
 ELSEWHERE = ("keep the store on a local disk (--store FILE, or DISKLAB_HOME) or use a PostgreSQL store "

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import SafetyError, UserError
-from disklab.targets.mounts import unescape_octal
+from disklab.system.mounts import unescape_octal
 from disklab.targets.signatures import run_blkid, signatures_from_blkid, with_article
 
 SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size

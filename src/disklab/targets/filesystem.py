@@ -20,7 +20,7 @@ from pathlib import Path
 from disklab.errors import UserError
 from disklab.system.commands import run_checked
 from disklab.system.leftovers import Leftover, dead_entries, owned_prefix, remove_leftovers
-from disklab.targets.mounts import mount_of
+from disklab.system.mounts import mount_of
 
 # The file systems disklab makes, each with the flag that lets mkfs write over an earlier signature (the device's
 # consent was given once, with --destroy-data, before the first) and the Debian package of its mkfs.

@@ -11,7 +11,7 @@ from pathlib import Path
 from disklab.system.host import host_identity, process_alive
 from disklab.errors import SafetyError, UserError
 from disklab.targets.blockdev import BlockDevice, check_device_writable, probe_block_device
-from disklab.targets.mounts import FSTAB, MEMORY_FS_TYPES, mount_of, unmounted_fstab_entry
+from disklab.system.mounts import FSTAB, MEMORY_FS_TYPES, mount_of, unmounted_fstab_entry
 from disklab.units import human_size
 
 # Room left free beside a test file, so the run does not fill the file system to the brim.
