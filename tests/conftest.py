@@ -9,6 +9,12 @@ from tests.pgserver import PrivateServer, ServerMissing
 FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The kernel tier's tests last: its guest runs beside every other test, and the tier's tests wait for it only
+    once there is nothing else to run."""
+    items.sort(key=lambda item: item.get_closest_marker("kernel") is not None)  # stable: the rest keep their order
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The kernel tier's guest boots as soon as a kernel-tier test is collected, and runs its checks beside the other
     tests (tests/kernel/batch.py); the tier's tests wait for it."""

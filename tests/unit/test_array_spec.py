@@ -20,6 +20,7 @@ from disklab.targets.md import create_command
     ("md:raid10:layout=f2", ArraySpec("md", "raid10", layout="f2")),
     ("md:raid6:layout=left-symmetric-6", ArraySpec("md", "raid6", layout="left-symmetric-6")),
     ("md:raid1:bitmap=internal", ArraySpec("md", "raid1", bitmap="internal")),
+    ("md:raid5:size=64M", ArraySpec("md", "raid5", size_bytes=64 * 1024**2)),
 ])
 def test_an_array_as_written(text, spec):
     assert parse_array_spec(text) == spec
@@ -42,6 +43,8 @@ def test_an_array_as_written(text, spec):
     ("md:raid5:bitmap=external", "bitmap is one of internal, none"),
     ("md:raid5:metadata=2.0", "metadata is one of 0.90, 1.0, 1.1, 1.2"),
     ("md:raid5:stripes=4", "not stripes"),
+    ("md:raid5:size=100K", "at least 1 MiB"),
+    ("md:raid5:size=1000001", "whole KiB"),
     ("md:raid5:chunk", "is not KEY=VALUE"),
     ("md:raid5:chunk=64K:chunk=128K", "chunk is given twice"),
     ("md:raid5\x00", "control character"),
@@ -75,10 +78,11 @@ def test_states_as_written():
 
 
 def test_the_mdadm_command_names_what_was_asked_and_runs_without_a_terminal():
-    spec = parse_array_spec("md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2")
+    spec = parse_array_spec("md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2:size=1G")
     assert create_command(spec, "/dev/md/disklab-array-1-1", ("/dev/sdb", "/dev/sdc", "/dev/sdd"), False) == [
         "mdadm", "--create", "/dev/md/disklab-array-1-1", "--run", "--level=raid5", "--raid-devices=3",
-        "--chunk=64K", "--layout=left-symmetric", "--bitmap=none", "--metadata=1.2", "/dev/sdb", "/dev/sdc", "/dev/sdd"]
+        "--chunk=64K", "--layout=left-symmetric", "--bitmap=none", "--metadata=1.2", "--size=1048576K", "/dev/sdb",
+        "/dev/sdc", "/dev/sdd"]
     assert create_command(ArraySpec("md", "raid1"), "/dev/md/x", ("/dev/sdb", "/dev/sdc"), True)[-3:] == [
         "--assume-clean", "/dev/sdb", "/dev/sdc"]
 

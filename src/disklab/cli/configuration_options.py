@@ -32,7 +32,7 @@ _OPTIONS = (
     click.option("--array", multiple=True, metavar="md:LEVEL[:KEY=VALUE...]",
                  help="Build this md array over --members, run the suite on it, tear it down (stopped, superblocks "
                       "cleared); repeatable, one stored run per array, e.g. --array md:raid0 --array md:raid5:chunk=64K "
-                      "--array md:raid10:layout=f2 (keys: chunk, layout, bitmap=internal|none, metadata); combines with "
+                      "--array md:raid10:layout=f2 (keys: chunk, layout, bitmap=internal|none, metadata, size: of each member); combines with "
                       "--fs, --write-cache (on the members), --condition."),
     click.option("--array-state", metavar="STATE,...",
                  help="With --array: run once per state of each array: clean (the resync finished first; the default), "

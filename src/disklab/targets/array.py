@@ -39,7 +39,7 @@ STATE_MEANINGS = {
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """One --array: 'md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2'."""
+    """One --array: 'md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2:size=64G'."""
 
     kind: str  # md
     level: str
@@ -47,6 +47,7 @@ class ArraySpec:
     layout: str | None = None
     bitmap: str | None = None
     metadata: str | None = None
+    size_bytes: int | None = None  # of each member used (mdadm --size): a short-stroked array, or a quick one
 
     @property
     def label(self) -> str:
@@ -55,7 +56,8 @@ class ArraySpec:
                          *([f"chunk {format_size(self.chunk_bytes)}"] if self.chunk_bytes else []),
                          *([f"layout {self.layout}"] if self.layout else []),
                          *([f"bitmap {self.bitmap}"] if self.bitmap else []),
-                         *([f"metadata {self.metadata}"] if self.metadata else [])])
+                         *([f"metadata {self.metadata}"] if self.metadata else []),
+                         *([f"size {format_size(self.size_bytes)}"] if self.size_bytes else [])])
 
     @property
     def redundant(self) -> bool:
@@ -102,16 +104,17 @@ def parse_array_spec(text: str) -> ArraySpec:
         key, equals, value = setting.partition("=")
         key = key.strip().lower()
         if not equals or not value.strip():
-            raise ValueError(f"{text!r}: {setting!r} is not KEY=VALUE (chunk, layout, bitmap or metadata)")
+            raise ValueError(f"{text!r}: {setting!r} is not KEY=VALUE (chunk, layout, bitmap, metadata or size)")
         if key in values:
             raise ValueError(f"{text!r}: {key} is given twice")
         values[key] = value.strip()
-    unknown = sorted(set(values) - {"chunk", "layout", "bitmap", "metadata"})
+    unknown = sorted(set(values) - {"chunk", "layout", "bitmap", "metadata", "size"})
     if unknown:
-        raise ValueError(f"{text!r}: md arrays take chunk, layout, bitmap and metadata, not {', '.join(unknown)}")
+        raise ValueError(f"{text!r}: md arrays take chunk, layout, bitmap, metadata and size, not "
+                         f"{', '.join(unknown)}")
     return ArraySpec("md", level, _chunk(text, level, values.get("chunk")), _layout(text, level, values.get("layout")),
                      _choice(text, "bitmap", values.get("bitmap"), _BITMAPS),
-                     _choice(text, "metadata", values.get("metadata"), _METADATA))
+                     _choice(text, "metadata", values.get("metadata"), _METADATA), _size(text, values.get("size")))
 
 
 def parse_states(text: str) -> tuple[str, ...]:
@@ -137,6 +140,18 @@ def _chunk(text: str, level: str, given: str | None) -> int | None:
     if chunk < 4096 or chunk & (chunk - 1):
         raise ValueError(f"{text!r}: md's chunk is a power of two of at least 4 KiB (4K, 64K, 512K), not {given}")
     return chunk
+
+
+def _size(text: str, given: str | None) -> int | None:
+    if given is None:
+        return None
+    try:
+        size = parse_size(given)
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: size {exc}") from None
+    if size < 1024**2 or size % 1024:
+        raise ValueError(f"{text!r}: size is what md uses of each member, whole KiB and at least 1 MiB, not {given}")
+    return size
 
 
 def _layout(text: str, level: str, given: str | None) -> str | None:

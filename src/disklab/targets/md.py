@@ -44,6 +44,7 @@ def create_command(spec: ArraySpec, path: str, members: tuple[str, ...], assume_
             *([f"--layout={spec.layout}"] if spec.layout else []),
             *([f"--bitmap={spec.bitmap}"] if spec.bitmap else []),
             *([f"--metadata={spec.metadata}"] if spec.metadata else []),
+            *([f"--size={spec.size_bytes // 1024}K"] if spec.size_bytes else []),
             *(["--assume-clean"] if assume_clean else []), *members]
 
 
