@@ -81,6 +81,23 @@ def _probe(info: FioInfo, engine: str) -> bool:
     return result.returncode == 0 and '"error" : 0' in result.stdout
 
 
+def device_engine_error(info: FioInfo, engine: str, device: str, writes: bool) -> str | None:
+    """What fio says when `engine` fails on `device` itself, None when it works: a short direct job in the device's
+    first 16 MiB, random reads, and writes too where the run writes (io_uring has failed on md RAID5 with EAGAIN
+    where the probe on a file worked: fio issues 1374 and 1401)."""
+    probe = [info.path, "--name=engine-probe", f"--ioengine={engine}", f"--filename={device}", "--direct=1",
+             f"--rw={'randrw' if writes else 'randread'}", "--bs=4k", "--iodepth=8", "--size=16M",
+             "--number_ios=256", "--output-format=json"]
+    try:
+        result = subprocess.run(probe, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"{engine} did not finish 256 I/Os on {device} in 60 s"
+    if result.returncode == 0 and '"error" : 0' in result.stdout:
+        return None
+    said = " ".join(line.strip() for line in (result.stderr or result.stdout).splitlines() if line.strip())
+    return said[:300] or f"fio exited {result.returncode}"
+
+
 def choose_engine(info: FioInfo, wanted: str = "auto") -> str:
     if wanted != "auto":
         if not engine_works(info, wanted):

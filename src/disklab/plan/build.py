@@ -49,6 +49,7 @@ class Plan:
     skipped: tuple[tuple[str, str], ...] = ()  # (test label, why it cannot run on this target)
     notes: tuple[str, ...] = ()  # how the plan was adapted to this target
     left_out_writes: int = 0  # writing tests left out by --read-only
+    engine_change: str | None = None  # why the engine chosen for this machine was not the one that ran (an array's)
 
     @property
     def writes(self) -> bool:

@@ -5,8 +5,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Protocol
 
-from disklab.errors import UserError
-from disklab.fio.features import FioInfo, choose_engine, detect_fio
+from disklab.errors import FioError, UserError
+from disklab.fio.features import FioInfo, choose_engine, detect_fio, device_engine_error
 from disklab.plan.build import Overrides, Plan, build_plan, fit_to_target, resolve_engines
 from disklab.run.execute import StepRunner
 from disklab.run.precision import PrecisionSchedule, default_max_seconds
@@ -15,6 +15,7 @@ from disklab.run.schedule import FixedSchedule, Schedule
 from disklab.run.steady import SteadySchedule
 from disklab.store.db import default_store_path
 from disklab.suite.model import Suite
+from disklab.targets.md import is_md_array
 from disklab.targets.target import Target, check_target, remove_stale_test_files
 
 
@@ -84,7 +85,32 @@ def prepare(
     if elsewhere is not None:
         # The target lives on the hosts: their fio servers answer for it (reachable, same fio, directory there).
         elsewhere.require_ready(fio)
-    return resolve_engines(plan, lambda wanted: choose_engine(fio, wanted)), fio
+    resolved = resolve_engines(plan, lambda wanted: choose_engine(fio, wanted))
+    if elsewhere is None and target.kind == "device" and is_md_array(target.test_path):
+        resolved = engine_on_array(plan, resolved, target.test_path,
+                                   lambda engine: device_engine_error(fio, engine, target.test_path, plan.writes), say)
+    return resolved, fio
+
+
+def engine_on_array(asked: Plan, resolved: Plan, device: str, failure: Callable[[str], str | None],
+                    say: Callable[[str], None]) -> Plan:
+    """io_uring tried on the array itself where it was chosen for this machine (not asked for by name): where it
+    fails there and libaio works, the tests run with libaio, said and kept with the run (never a run of errors or
+    zeros); where both fail, one FioError naming both."""
+    chosen = [t.engine == "auto" and r.engine == "io_uring" for t, r in zip(asked.tests, resolved.tests)]
+    if not any(chosen):
+        return resolved
+    error = failure("io_uring")
+    if error is None:
+        return resolved
+    other = failure("libaio")
+    if other is not None:
+        raise FioError(f"fio's engines fail on {device}: io_uring: {error}; libaio: {other}")
+    change = (f"io_uring failed on {device} ({error}); its tests ran with libaio, which works there (io_uring on md "
+              "RAID5: fio issues 1374 and 1401)")
+    say(f"note: {change}")
+    return replace(resolved, engine_change=change, tests=tuple(
+        replace(test, engine="libaio") if switch else test for test, switch in zip(resolved.tests, chosen)))
 
 
 def _feature_cache() -> Path:

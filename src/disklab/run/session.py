@@ -34,6 +34,8 @@ def start_run(store: Store, plan: Plan, target: Target, fio: FioInfo, schedule: 
     engines = ", ".join(sorted({t.engine for t in plan.tests}))
     run_id = store.create_run(new_run(plan.suite, target, fio.version_text, engines, params, schedule.expected_steps()))
     keep_warnings(store, run_id, target)
+    if plan.engine_change:
+        store.set_run_values("run_outcomes", run_id, {"engine": {"summary": plan.engine_change}})
     if purged:
         say(purged)
         store.set_run_values("run_outcomes", run_id, {"purge": {"summary": purged}})

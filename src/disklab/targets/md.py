@@ -30,6 +30,11 @@ POLL_S = 1.0
 REPORT_EVERY_S = 30.0  # a long resync says how far it is, not only that it runs
 
 
+def is_md_array(path: str, sysfs_root: str = "/sys") -> bool:
+    """Whether `path` is an md array's device (/dev/md127, /dev/md/NAME)."""
+    return (Path(sysfs_root) / "class" / "block" / Path(os.path.realpath(path)).name / "md").is_dir()
+
+
 def check_mdadm() -> None:
     """Before anything is touched: mdadm is there to build the array and to take it apart."""
     if shutil.which("mdadm") is None:
