@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from disklab.env.collect import (
-    collect_device, collect_environment, compression_of, ram_backing, underlying_disks,
+    collect_device, collect_environment, compression_of, ram_backing, md_array_model, underlying_disks,
 )
 from disklab.env.registry import DEVICE_KEYS, KEYS, env_differences, format_value, label_of, lookup, ordered
 from disklab.system.mounts import Mount, mount_of
@@ -287,3 +287,22 @@ def test_brd_and_pmem_carved_from_ram_are_held_in_ram(tmp_path):
     assert ram_backing("pmem0", str(tmp_path), str(proc)).startswith("pmem on an e820 range (memmap= takes it from RAM")
     (bus / "provider").write_text("ACPI.NFIT\n")  # a real NVDIMM described by the firmware
     assert ram_backing("pmem0", str(tmp_path), str(proc)) == "none"
+
+
+@pytest.mark.parametrize("files, model", [
+    # md's sysfs values as the kernel tier's guest showed them for its arrays (check_arrays.py reads the same)
+    ({"md__level": "raid5", "md__raid_disks": "4", "md__chunk_size": "65536", "md__layout": "2"},
+     "md raid5, 4 members, chunk 64KiB, left-symmetric"),
+    ({"md__level": "raid10", "md__raid_disks": "4", "md__chunk_size": "524288", "md__layout": "258"},
+     "md raid10, 4 members, chunk 512KiB, near=2"),
+    ({"md__level": "raid10", "md__raid_disks": "4", "md__chunk_size": "524288", "md__layout": "513"},
+     "md raid10, 4 members, chunk 512KiB, far=2"),
+    ({"md__level": "raid6", "md__raid_disks": "4", "md__chunk_size": "524288", "md__layout": "18"},
+     "md raid6, 4 members, chunk 512KiB, left-symmetric-6"),
+    ({"md__level": "raid1", "md__raid_disks": "2", "md__chunk_size": "0", "md__layout": "0"}, "md raid1, 2 members"),
+    ({}, None),
+])
+def test_an_md_array_is_named_without_the_kernels_names(tmp_path, files, model):
+    _disk(tmp_path, "md127", "9:127", **files)
+    assert md_array_model((9, 127), str(tmp_path)) == model
+    assert md_array_model(None, str(tmp_path)) is None

@@ -323,3 +323,23 @@ def test_a_page_says_which_runs_it_holds_of_the_device_total_and_judges_a_test_w
     assert re.findall(r'<tr data-run-id="(\d+)"', runs_table) == ["5", "4"], "this page's runs, newest first"
     assert "Runs of this device on this page" in newest
     assert "page 3 of 3, the 1 run from 2026-01-01T10:00:00+00:00" in last and "first run of this test" in last
+
+
+def test_two_arrays_of_the_same_disks_are_two_devices_and_the_disks_alone_a_third(store):
+    """RAID 0 and RAID 5 of the same four disks must never be judged as one device that got slower."""
+    disks = {"devices": "nvme0n1, nvme1n1", "device.nvme0n1.model": "QEMU NVMe Ctrl", "device.nvme0n1.serial": "D0",
+             "device.nvme1n1.model": "QEMU NVMe Ctrl", "device.nvme1n1.serial": "D1"}
+    raid0 = run_at(store, 1, [1000], {**disks, "device.array.model": "md raid0, 2 members, chunk 512KiB"})
+    raid1 = run_at(store, 2, [1000], {**disks, "device.array.model": "md raid1, 2 members"})
+    again = run_at(store, 3, [1000], {**disks, "device.array.model": "md raid0, 2 members, chunk 512KiB"})
+    alone = run_at(store, 4, [1000], disks)
+    devices = group_devices(run_group(r.info, r.env) for r in (raid0, raid1, again, alone))
+    by_label = {d.label: list(d.run_ids) for d in devices}
+    assert by_label == {
+        "2 disks: QEMU NVMe Ctrl · serial D0, QEMU NVMe Ctrl · serial D1": [alone.info.id],
+        "md raid0, 2 members, chunk 512KiB of 2 disks: QEMU NVMe Ctrl · serial D0, QEMU NVMe Ctrl · serial D1":
+            [raid0.info.id, again.info.id],
+        "md raid1, 2 members of 2 disks: QEMU NVMe Ctrl · serial D0, QEMU NVMe Ctrl · serial D1": [raid1.info.id],
+    }
+    assert device_key_of(raid0.info, raid0.env).startswith("md-raid0-2-members-chunk-512kib-qemu-nvme-")
+    assert device_key_of(alone.info, alone.env) != device_key_of(raid0.info, raid0.env)

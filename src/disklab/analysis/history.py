@@ -19,7 +19,7 @@ from disklab.analysis.compare import (
 )
 from disklab.analysis.stats import Summary
 from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, WORSE
-from disklab.env.registry import DEVICE_PREFIX, device_key
+from disklab.env.registry import ARRAY, DEVICE_PREFIX, device_key
 from disklab.store.groups import RunGroup
 from disklab.store.records import RunInfo, RunRecord
 
@@ -81,15 +81,21 @@ def device_key_of(info: RunInfo, env: dict) -> str:
 
 
 def _identity(hostname: str, target: str, env: dict) -> tuple:
+    """Disks by model and serial, and the array they made where the target was one: RAID 0 and RAID 5 of the same
+    disks are two devices, each with its own history."""
     disks = disks_of(env)
-    return ("disks", tuple(sorted(set(disks.values())))) if disks else ("target", hostname, target)
+    if not disks:
+        return ("target", hostname, target)
+    array = env.get(device_key(ARRAY, "model"))
+    return ("disks", tuple(sorted(set(disks.values())))) + ((array,) if isinstance(array, str) else ())
 
 
 def _key(identity: tuple) -> str:
     """A slug of the identity, for a reader, and a hash of it, since slugs of two identities may be the same."""
     digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:10]
     if identity[0] == "disks":
-        return f"{_slug(' '.join(f'{model} {serial}' for model, serial in identity[1]))}-{digest}"
+        array = f"{identity[2]} " if len(identity) > 2 else ""
+        return f"{_slug(array + ' '.join(f'{model} {serial}' for model, serial in identity[1]))}-{digest}"
     return f"target-{_slug(f'{identity[1]} {identity[2]}')}-{digest}"
 
 
@@ -103,6 +109,8 @@ def _device(identity: tuple, stamps: list[tuple[str, int]]) -> Device:
             label = f"{disks[0][0]} · serial {disks[0][1]}"
         else:
             label = f"{len(disks)} disks: " + ", ".join(f"{model} · serial {serial}" for model, serial in disks)
+        if len(identity) > 2:
+            label = f"{identity[2]} of {label}"
         return Device(_key(identity), label, disks, None, None, run_ids, first, last)
     _, host, target = identity
     return Device(_key(identity), f"{target} on {host} (runs that recorded no disk serial)", (), host, target,

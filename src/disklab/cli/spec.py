@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from disklab.env.registry import DEVICE_PREFIX
+from disklab.env.registry import ARRAY, DEVICE_PREFIX, device_key
 from disklab.store.records import RunRecord
 
 
@@ -25,6 +25,8 @@ def spec_by_model(env: dict, say: Callable[[str], None]) -> dict | None:
     """Without --spec: the ratings of the catalogue's drive file that names the model of a disk under the target
     (`env`: env/collect.py's collect_target; a drive file of the user's own with `model = "..."` checks every run on
     that drive); None: no file names it."""
+    if env.get(device_key(ARRAY, "model")):
+        return None  # an array's figures are not one drive's: no drive file's ratings hold them
     models = [v for k, v in env.items() if k.startswith(DEVICE_PREFIX) and k.endswith(".model") and v]
     if not models:
         return None  # no disk names its model (a VM's, a loop device): the catalogue is not even loaded

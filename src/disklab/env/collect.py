@@ -16,11 +16,12 @@ from pathlib import Path
 from disklab.env.hardware import collect_board, collect_controller, collect_queues
 from disklab.env.network import collect_network
 from disklab.env.readers import read_file, run_quietly, to_int
-from disklab.env.registry import device_key
+from disklab.env.registry import ARRAY, device_key
 from disklab.env.where import where_on
 from disklab.system.host import host_identity
 from disklab.system.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
 from disklab.targets.signatures import device_contents
+from disklab.units import format_size
 
 # Usable bytes per second per PCIe lane after line coding, by link speed in GT/s (sysfs current_link_speed).
 _PCIE_LANE_BYTES_PER_S = {2.5: 250e6, 5.0: 500e6, 8.0: 984.6e6, 16.0: 1969e6, 32.0: 3938e6, 64.0: 7877e6}
@@ -52,6 +53,9 @@ def collect_target(target_path: str, target_is_device: bool, *, sysfs: str = "/s
     disks, layout = underlying_disks(number, mount, sysfs)
     env["devices"] = ", ".join(disks) if disks else None
     env["layout"] = "; ".join(layout) if layout else "none"
+    array = md_array_model(number, sysfs)
+    if array:
+        env[device_key(ARRAY, "model")] = array
     for disk in disks:
         env.update(collect_device(disk, sysfs, proc))
     env["target_on"] = (where_on(env, target_path, device_contents(target_path)) if target_is_device
@@ -266,6 +270,35 @@ def _device_number_of_node(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (os.major(st.st_rdev), os.minor(st.st_rdev)) if st.st_rdev else None
+
+
+# md's numbers for the parity layouts (RAID 4/5/6), as mdadm names them.
+_PARITY_LAYOUTS = {0: "left-asymmetric", 1: "right-asymmetric", 2: "left-symmetric", 3: "right-symmetric",
+                   4: "parity-first", 5: "parity-last", 8: "ddf-zero-restart", 9: "ddf-N-restart",
+                   10: "ddf-N-continue"}
+
+
+def md_array_model(number: tuple[int, int] | None, sysfs: str = "/sys") -> str | None:
+    """The md array a device target is, named as a drive's model is and without the kernel's names, which change
+    from boot to boot: 'md raid5, 4 members, chunk 64KiB, left-symmetric'. It tells one array of a set of disks
+    from another array of the same disks in their device history. None for anything but an md array."""
+    if number is None:
+        return None
+    md = (Path(sysfs) / "dev" / "block" / f"{number[0]}:{number[1]}").resolve() / "md"
+    level = read_file(md / "level")
+    if not level:
+        return None
+    parts = [f"md {level}", f"{read_file(md / 'raid_disks') or '?'} members"]
+    chunk = to_int(read_file(md / "chunk_size"))
+    if chunk and level not in ("raid1", "linear"):
+        parts.append(f"chunk {format_size(chunk)}")
+    layout = to_int(read_file(md / "layout"))
+    if layout is not None and level in ("raid4", "raid5", "raid6"):
+        parts.append(_PARITY_LAYOUTS.get(layout % 16, f"layout {layout}") + ("-6" if layout >= 16 else ""))
+    elif layout is not None and level == "raid10":
+        near, far, offset = layout & 0xFF, (layout >> 8) & 0xFF, bool(layout & 0x10000)
+        parts.append(f"offset={far}" if offset else f"far={far}" if far > 1 else f"near={near}")
+    return ", ".join(parts)
 
 
 def _layer(node: Path, slaves: list[str]) -> str:

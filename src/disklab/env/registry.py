@@ -13,6 +13,9 @@ from disklab.units import format_size
 
 UNKNOWN = "unknown"
 DEVICE_PREFIX = "device."
+# device_key(ARRAY, "model"): the md array a device target is, named without the kernel's names (env/collect.py), so
+# that a device's history keeps each array of the same disks apart.
+ARRAY = "array"
 
 
 def _text(value) -> str:

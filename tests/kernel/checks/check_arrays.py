@@ -96,6 +96,10 @@ def check_three_arrays_are_three_runs_of_one_series_each_recording_what_md_repor
         assert run["status"] == "complete" and run["tests"] == 8, run
         # io_uring tried on the array itself first (fio issues 1374, 1401); this kernel's md takes it
         assert run["engine"] == "io_uring" and "engine" not in run["outcomes"], run
+    # the array named as a drive's model: each array of the same disks has a device history of its own
+    assert [run["env"]["device.array.model"] for run in runs] == [
+        "md raid0, 4 members, chunk 512KiB", "md raid5, 4 members, chunk 64KiB, left-symmetric",
+        "md raid10, 4 members, chunk 512KiB, near=2"]
     assert runs[1]["options"]["configuration"]["array"]["md"]["mdadm"]["Layout"] == "left-symmetric"
     assert runs[2]["options"]["configuration"]["array"]["md"]["mdadm"]["Layout"] == "near=2"
     assert "resync" in runs[1]["options"]["configuration"]["array"]
