@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from disklab.errors import SafetyError, UserError
 from disklab.targets import blockdev
+from disklab.targets.holders import StackedDevice
 
 MOUNTINFO_ROOT = "1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw"
 
@@ -63,13 +64,15 @@ class FakeSystem:
         (directory / "partition").write_text("1\n")
         return self._add_dev_node(name, number)
 
-    def add_holder(self, held: str, name: str, number: tuple[int, int], *, dm_uuid: str | None = None) -> str:
+    def add_holder(self, held: str, name: str, number: tuple[int, int], *, dm_uuid: str | None = None,
+                   dm_name: str = "") -> str:
         directory = self.sysfs / "devices" / "virtual" / "block" / name
         if not directory.exists():
             self._add_node(directory, number, 1024, False)
             if dm_uuid is not None:
                 (directory / "dm").mkdir()
                 (directory / "dm" / "uuid").write_text(dm_uuid + "\n")
+                (directory / "dm" / "name").write_text(dm_name + "\n")
             if name.startswith("md"):
                 (directory / "md").mkdir()
         (self._dir(held) / "holders" / name).symlink_to(directory)
@@ -236,7 +239,7 @@ def test_unused_blank_device_has_no_reasons(fake: FakeSystem) -> None:
 def test_mounted_device_is_found_by_device_number(fake: FakeSystem) -> None:
     path = fake.add_disk("loop3", (7, 3))
     fake.mount((7, 3), "/dev/loop3", "/mnt/x")
-    assert fake.inspect(path).mounted == ("/dev/loop3 on /mnt/x",)
+    assert fake.inspect(path).mounted == (("/dev/loop3", "/mnt/x"),)
 
 
 def test_similar_names_and_paths_do_not_count_as_mounted(fake: FakeSystem) -> None:
@@ -250,7 +253,7 @@ def test_similar_names_and_paths_do_not_count_as_mounted(fake: FakeSystem) -> No
 def test_mount_point_escapes_are_decoded(fake: FakeSystem) -> None:
     path = fake.add_disk("sdb", (8, 16))
     fake.mount((8, 16), "/dev/sdb", "/mnt/my data\\dir")
-    assert fake.inspect(path).mounted == ("/dev/sdb on /mnt/my data\\dir",)
+    assert fake.inspect(path).mounted == (("/dev/sdb", "/mnt/my data\\dir"),)
 
 
 def test_mount_with_anonymous_device_number_is_matched_by_source_device(fake: FakeSystem) -> None:
@@ -258,7 +261,7 @@ def test_mount_with_anonymous_device_number_is_matched_by_source_device(fake: Fa
     fake.numbers_by_path["/dev/sdb"] = (8, 16)
     fake.mount((0, 45), "/dev/sdb", "/srv/btrfs", fs_type="btrfs")  # btrfs reports 0:N in mountinfo
     fake.mount((0, 46), path, "/srv/not-under-dev")  # sources outside /dev are never stat'ed
-    assert fake.inspect(path).mounted == ("/dev/sdb on /srv/btrfs",)
+    assert fake.inspect(path).mounted == (("/dev/sdb", "/srv/btrfs"),)
 
 
 def test_mounted_partition_makes_the_disk_mounted(fake: FakeSystem) -> None:
@@ -267,7 +270,7 @@ def test_mounted_partition_makes_the_disk_mounted(fake: FakeSystem) -> None:
     fake.add_partition("sdb", "sdb2", (8, 18))
     fake.mount((8, 18), "/dev/sdb2", "/home")
     use = fake.inspect(path)
-    assert use.mounted == ("/dev/sdb2 on /home",)
+    assert use.mounted == (("/dev/sdb2", "/home"),)
     assert use.partitions == ("sdb1", "sdb2")
 
 
@@ -278,8 +281,8 @@ def test_mount_through_a_holder_of_a_partition_is_found(fake: FakeSystem) -> Non
     fake.add_partition("md0", "md0p1", (259, 7))
     fake.mount((259, 7), "/dev/md0p1", "/data")
     use = fake.inspect(path)
-    assert use.mounted == ("/dev/md0p1 on /data",)
-    assert use.holders == ("md0 (md RAID) via sdb1",)
+    assert use.mounted == (("/dev/md0p1", "/data"),)
+    assert [str(holder) for holder in use.holders] == ["/dev/md0 (md array, running) via sdb1"]
     assert use.partitions == ("sdb1",)  # md0p1 belongs to md0, not to sdb
 
 
@@ -295,36 +298,41 @@ def test_partition_ignores_its_disk_and_siblings(fake: FakeSystem) -> None:
 def test_partition_with_its_own_mount_and_holder_is_in_use(fake: FakeSystem) -> None:
     fake.add_disk("sdb", (8, 16))
     own = fake.add_partition("sdb", "sdb1", (8, 17))
-    fake.add_holder("sdb1", "dm-0", (253, 0), dm_uuid="CRYPT-LUKS2-abc-cryptroot")
+    fake.add_holder("sdb1", "dm-0", (253, 0), dm_uuid="CRYPT-LUKS2-abc-cryptroot", dm_name="cryptroot")
     fake.mount((253, 0), "/dev/mapper/cryptroot", "/")
     use = fake.inspect(own)
-    assert use.holders == ("dm-0 (dm-crypt/device-mapper)",)
-    assert use.mounted == ("/dev/mapper/cryptroot on /",)
+    assert [str(holder) for holder in use.holders] == ["/dev/mapper/cryptroot (dm-crypt)"]
+    assert use.mounted == (("/dev/mapper/cryptroot", "/"),)
 
 
 def test_holders_are_named_by_kind_and_followed_transitively(fake: FakeSystem) -> None:
     path = fake.add_disk("sdb", (8, 16))
-    fake.add_holder("sdb", "dm-0", (253, 0), dm_uuid="LVM-abcdef")
-    fake.add_holder("dm-0", "dm-1", (253, 1), dm_uuid="mpath-3600")
-    fake.add_holder("dm-0", "dm-2", (253, 2), dm_uuid="")
+    fake.add_holder("sdb", "dm-0", (253, 0), dm_uuid="LVM-abcdef", dm_name="vg-pool")
+    fake.add_holder("dm-0", "dm-1", (253, 1), dm_uuid="mpath-3600", dm_name="mpatha")
+    fake.add_holder("dm-0", "dm-2", (253, 2), dm_uuid="", dm_name="plain")
     fake.add_holder("sdb", "bcache0", (252, 0))
     fake.add_holder("sdb", "drbd0", (147, 0))
-    assert fake.inspect(path).holders == (
-        "bcache0 (bcache)",
-        "dm-0 (LVM/device-mapper)",
-        "drbd0 (kernel holder)",
-        "dm-1 (multipath/device-mapper) via dm-0",
-        "dm-2 (device-mapper) via dm-0",
-    )
+    use = fake.inspect(path)
+    assert [str(holder) for holder in use.holders] == [
+        "/dev/bcache0 (bcache)",
+        "/dev/vg/pool (LVM volume group vg)",
+        "/dev/drbd0 (kernel holder)",
+        "/dev/mapper/mpatha (multipath) via dm-0",
+        "/dev/mapper/plain (device-mapper) via dm-0",
+    ]
+    assert use.release_steps(path) == [  # the outermost first: what sits on the volume group before the group
+        "dmsetup remove plain", "multipath -f mpatha", "whatever made /dev/drbd0 must remove it",
+        "vgchange -an vg", "echo 1 > /sys/block/bcache0/bcache/stop",
+    ]
 
 
 def test_holder_shared_by_two_partitions_is_listed_once(fake: FakeSystem) -> None:
     path = fake.add_disk("sdb", (8, 16))
     fake.add_partition("sdb", "sdb1", (8, 17))
     fake.add_partition("sdb", "sdb2", (8, 18))
-    fake.add_holder("sdb1", "dm-0", (253, 0), dm_uuid="LVM-x")
-    fake.add_holder("sdb2", "dm-0", (253, 0), dm_uuid="LVM-x")
-    assert fake.inspect(path).holders == ("dm-0 (LVM/device-mapper) via sdb1",)
+    fake.add_holder("sdb1", "dm-0", (253, 0), dm_uuid="LVM-x", dm_name="vg-lv")
+    fake.add_holder("sdb2", "dm-0", (253, 0), dm_uuid="LVM-x", dm_name="vg-lv")
+    assert [str(holder) for holder in fake.inspect(path).holders] == ["/dev/vg/lv (LVM volume group vg) via sdb1"]
 
 
 def test_swap_is_found_by_device_number_of_each_swap_path(fake: FakeSystem, tmp_path: Path) -> None:
@@ -397,10 +405,12 @@ def test_missing_blkid_is_a_safety_error(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_reasons_are_ordered_by_severity() -> None:
+    lvm = StackedDevice("LVM", "vg-lv", "", "/dev/vg/lv", "LVM volume group vg", "vgchange -an vg")
+    md = StackedDevice("md", "md0", "raid1", "/dev/md0", "raid1, running", "mdadm --stop /dev/md0")
     use = blockdev.DeviceUse(
-        mounted=("/dev/sdb1 on /a", "/dev/sdb2 on /b"),
+        mounted=(("/dev/sdb1", "/a"), ("/dev/sdb2", "/b")),
         swap=("/dev/sdb3",),
-        holders=("dm-0 (LVM/device-mapper)", "md0 (md RAID)"),
+        holders=(blockdev.Holder(lvm, None), blockdev.Holder(md, None)),
         signatures=("gpt partition table", "ext4 file system"),
         partitions=("sdb1", "sdb2", "sdb3"),
         busy=True,
@@ -408,11 +418,12 @@ def test_reasons_are_ordered_by_severity() -> None:
     assert use.reasons() == [
         "mounted (/dev/sdb1 on /a, /dev/sdb2 on /b)",
         "used as swap (/dev/sdb3)",
-        "held by dm-0 (LVM/device-mapper) and md0 (md RAID)",
-        "busy (the kernel refused an exclusive open)",
+        "held by /dev/vg/lv (LVM volume group vg) and /dev/md0 (raid1, running)",
         "carries a gpt partition table and an ext4 file system",
         "has partitions sdb1, sdb2, sdb3",
-    ]
+    ]  # busy is what they cause: said only when nothing else explains it
+    assert use.release_steps("/dev/sdb") == ["umount /a", "umount /b", "swapoff /dev/sdb3", "mdadm --stop /dev/md0",
+                                             "vgchange -an vg"]
 
 
 # check_device_writable
@@ -463,9 +474,11 @@ def test_partitions_are_refused_without_force(fake: FakeSystem) -> None:
 @pytest.mark.parametrize(
     ("arrange", "expected"),
     [
-        (lambda fake, path: fake.mount((8, 17), "/dev/sdb1", "/mnt/x"), r"is mounted \(/dev/sdb1 on /mnt/x\); release it first \(umount\)"),
-        (lambda fake, path: fake.swapon(path), r"is used as swap .*\(swapoff\)"),
-        (lambda fake, path: fake.add_holder("sdb", "md0", (9, 0)), r"is held by md0 \(md RAID\); .*mdadm --stop"),
+        (lambda fake, path: fake.mount((8, 17), "/dev/sdb1", "/mnt/x"),
+         r"is mounted \(/dev/sdb1 on /mnt/x\); release it first \(umount /mnt/x\)"),
+        (lambda fake, path: fake.swapon(path), r"is used as swap .*\(swapoff /.*/dev/sdb\)"),
+        (lambda fake, path: fake.add_holder("sdb", "md0", (9, 0)),
+         r"is held by /dev/md0 \(md array, running\); release it first \(mdadm --stop /dev/md0\)"),
         (lambda fake, path: fake.busy_paths.add(path), r"is busy \(the kernel refused an exclusive open\); .*fuser -vm"),
     ],
     ids=["mounted", "swap", "holder", "busy"],
@@ -490,12 +503,13 @@ def test_in_use_is_reported_before_missing_destroy_data(fake: FakeSystem) -> Non
 def test_several_uses_are_joined_in_one_line(fake: FakeSystem) -> None:
     path = fake.add_disk("sdb", (8, 16))
     fake.mount((8, 16), path, "/srv")
-    fake.busy_paths.add(path)
+    fake.swapon(path)
+    fake.busy_paths.add(path)  # as the mount makes it
     with pytest.raises(SafetyError) as refusal:
         fake.check(path, force=True)
     assert str(refusal.value) == (
-        f"{path} is mounted ({path} on /srv) and busy (the kernel refused an exclusive open); "
-        "release it first (umount); disklab never writes to a device in use, not even with --force"
+        f"{path} is mounted ({path} on /srv) and used as swap ({path}); release it first (umount /srv, swapoff "
+        f"{path}); disklab never writes to a device in use, not even with --force"
     )
 
 
@@ -517,5 +531,5 @@ def test_mounted_iff_some_mount_has_the_device_number(
         path = fake.add_disk("sdz", target)
         for major, minor, mount_point in mounts:
             fake.mount((major, minor), "/dev/sdz", mount_point)  # same source text: only numbers may decide
-        expected = tuple(f"/dev/sdz on {mp}" for major, minor, mp in mounts if (major, minor) == target)
+        expected = tuple(("/dev/sdz", mp) for major, minor, mp in mounts if (major, minor) == target)
         assert fake.inspect(path).mounted == expected

@@ -19,6 +19,7 @@ from disklab.env.readers import read_file, run_quietly, to_int
 from disklab.env.registry import ARRAY, device_key
 from disklab.env.where import where_on
 from disklab.system.host import host_identity
+from disklab.targets.holders import stacked_device
 from disklab.system.mounts import MEMORY_FS_TYPES, Mount, deepest_mount, mount_of
 from disklab.targets.signatures import device_contents
 from disklab.units import format_size
@@ -302,13 +303,8 @@ def md_array_model(number: tuple[int, int] | None, sysfs: str = "/sys") -> str |
 
 
 def _layer(node: Path, slaves: list[str]) -> str:
-    level = read_file(node / "md" / "level")
-    if level:
-        return f"md {node.name} {level} over {', '.join(slaves)}"
-    uuid = read_file(node / "dm" / "uuid") or ""
-    name = read_file(node / "dm" / "name") or node.name
-    kind = "LVM" if uuid.startswith("LVM-") else "dm-crypt" if uuid.startswith("CRYPT-") else "device-mapper"
-    return f"{kind} {name} over {', '.join(slaves)}"
+    device = stacked_device(node)
+    return " ".join(filter(None, (device.kind, device.name, device.level, "over", ", ".join(slaves))))
 
 
 def _btrfs_fsid(mount: Mount, sysfs: str) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.errors import SafetyError, UserError
+from disklab.targets.holders import StackedDevice, stacked_device
 from disklab.system.mounts import unescape_octal
 from disklab.targets.signatures import run_blkid, signatures_from_blkid, with_article
 
@@ -41,28 +42,49 @@ class BlockDevice:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """A device stacked on the target, on one of its partitions or on another holder (`via`, by kernel name)."""
+
+    device: StackedDevice
+    via: str | None
+
+    def __str__(self) -> str:
+        return str(self.device) if self.via is None else f"{self.device} via {self.via}"
+
+
+@dataclass(frozen=True)
 class DeviceUse:
     """Everything that makes writing to a device unsafe; empty lists mean none found."""
 
-    mounted: tuple[str, ...]
+    mounted: tuple[tuple[str, str], ...]  # (source, mount point)
     swap: tuple[str, ...]
-    holders: tuple[str, ...]
+    holders: tuple[Holder, ...]  # nearest first
     signatures: tuple[str, ...]
     partitions: tuple[str, ...]
     busy: bool
 
     def in_use_reasons(self) -> list[str]:
-        """Reasons no flag can override: something live would be corrupted."""
+        """Reasons no flag can override: something live would be corrupted. A holder or a mount is why the kernel
+        refuses an exclusive open, so busy is said only when nothing else explains it."""
         reasons = []
         if self.mounted:
-            reasons.append(f"mounted ({', '.join(self.mounted)})")
+            reasons.append(f"mounted ({', '.join(f'{source} on {point}' for source, point in self.mounted)})")
         if self.swap:
             reasons.append(f"used as swap ({', '.join(self.swap)})")
         if self.holders:
-            reasons.append(f"held by {_join_words(list(self.holders))}")
-        if self.busy:
+            reasons.append(f"held by {_join_words([str(holder) for holder in self.holders])}")
+        if self.busy and not reasons:
             reasons.append("busy (the kernel refused an exclusive open)")
         return reasons
+
+    def release_steps(self, path: str) -> list[str]:
+        """The commands that free the device, in the order they must run: unmount, swapoff, then the holders from
+        the outermost in (an LV on an md array goes before the array)."""
+        steps = [f"umount {point}" for _, point in self.mounted] + [f"swapoff {swap}" for swap in self.swap]
+        steps += [holder.device.release for holder in reversed(self.holders)]
+        if not steps and self.busy:  # busy with no visible cause: another namespace or a program holding it open
+            steps.append(f"close what holds it open; 'fuser -vm {path}' may show it")
+        return list(dict.fromkeys(steps))
 
     def existing_data_reasons(self) -> list[str]:
         """Reasons --force overrides: data that nothing is using right now."""
@@ -126,7 +148,7 @@ def inspect_device_use(device: BlockDevice, *, sysfs_root: str = "/sys", proc_ro
     return DeviceUse(
         mounted=_mounts_of(numbers, Path(proc_root) / "self" / "mountinfo"),
         swap=_swaps_of(numbers, Path(proc_root) / "swaps"),
-        holders=tuple(_describe_holder(node) for node in nodes if node.is_holder),
+        holders=tuple(Holder(stacked_device(node.directory), node.reached_via) for node in nodes if node.is_holder),
         signatures=signatures_from_blkid(device.path, run_blkid(device.path)),
         partitions=tuple(node.name for node in nodes if _is_partition_of(node, directory)),
         busy=busy,
@@ -151,7 +173,7 @@ def check_device_writable(
     in_use = use.in_use_reasons()
     if in_use:
         raise SafetyError(
-            f"{path} is {_join_words(in_use)}; release it first ({_release_steps(use, path)}); "
+            f"{path} is {_join_words(in_use)}; release it first ({', '.join(use.release_steps(path))}); "
             "disklab never writes to a device in use, not even with --force"
         )
     existing_data = use.existing_data_reasons()
@@ -243,29 +265,7 @@ def _holder_dirs(directory: Path) -> list[Path]:
     return sorted(link.resolve() for link in holders.iterdir())
 
 
-def _describe_holder(node: _SysfsNode) -> str:
-    description = f"{node.name} ({_holder_kind(node)})"
-    return description if node.reached_via is None else f"{description} via {node.reached_via}"
-
-
-def _holder_kind(node: _SysfsNode) -> str:
-    dm_uuid = _read_optional(node.directory / "dm" / "uuid")
-    if dm_uuid is not None:
-        if dm_uuid.startswith("LVM-"):
-            return "LVM/device-mapper"
-        if dm_uuid.startswith("CRYPT-"):
-            return "dm-crypt/device-mapper"
-        if dm_uuid.startswith("mpath-"):
-            return "multipath/device-mapper"
-        return "device-mapper"
-    if (node.directory / "md").is_dir():
-        return "md RAID"
-    if node.name.startswith("bcache"):
-        return "bcache"
-    return "kernel holder"
-
-
-def _mounts_of(numbers: frozenset[tuple[int, int]], mountinfo: Path) -> tuple[str, ...]:
+def _mounts_of(numbers: frozenset[tuple[int, int]], mountinfo: Path) -> tuple[tuple[str, str], ...]:
     mounts = []
     for line in _proc_lines(mountinfo):
         fields = line.split(" ")
@@ -277,7 +277,7 @@ def _mounts_of(numbers: frozenset[tuple[int, int]], mountinfo: Path) -> tuple[st
         if number not in numbers and source.startswith("/dev/"):
             number = device_number(source)
         if number in numbers:
-            mounts.append(f"{source} on {unescape_octal(fields[4])}")
+            mounts.append((source, unescape_octal(fields[4])))
     return tuple(mounts)
 
 
@@ -290,19 +290,6 @@ def _swaps_of(numbers: frozenset[tuple[int, int]], swaps: Path) -> tuple[str, ..
         if device_number(swap_path) in numbers:
             found.append(swap_path)
     return tuple(found)
-
-
-def _release_steps(use: DeviceUse, path: str) -> str:
-    steps = []
-    if use.mounted:
-        steps.append("umount")
-    if use.swap:
-        steps.append("swapoff")
-    if use.holders:
-        steps.append("mdadm --stop, vgchange -an or dmsetup remove")
-    if not steps:  # busy with no visible cause: another namespace or a program holding it open
-        steps.append(f"close what holds it open; 'fuser -vm {path}' may show it")
-    return ", ".join(steps)
 
 
 def _sysfs_dir(number: tuple[int, int], sysfs_root: str) -> Path | None:
