@@ -160,7 +160,7 @@ def test_fio_failing_during_a_run(disklab: Disklab, tmp_path: Path, immutable_fi
     assert "Traceback" not in result.stderr
     errors = error_lines(result.stderr)
     assert len(errors) == 1 and result.stderr.splitlines()[-1] == errors[0], result.stderr
-    assert "fio failed" in errors[0] and "Operation not permitted" in errors[0]
+    assert errors[0].startswith("disklab: error: test 'fails': fio failed") and "Operation not permitted" in errors[0]
     (run,) = disklab.runs()
     assert run["status"] == "failed"
     assert run["error"] == errors[0].removeprefix("disklab: error: ")

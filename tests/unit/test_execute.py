@@ -89,8 +89,9 @@ def test_a_failing_test_stops_the_run_and_keeps_the_finished_ones(tmp_path):
     executor = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 8, fail_at=3)
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run(planned_tests=8))
-        with pytest.raises(FioError, match="replayed"):
+        with pytest.raises(FioError) as failed:
             execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
+        assert str(failed.value) == f"test {plan.tests[3].label!r}: fio failed (exit 1): replayed failure"
         assert [t.seq for t in store.get_run(run_id).tests] == [0, 1, 2]
 
 
@@ -102,7 +103,7 @@ def test_fio_reporting_an_error_fails_the_test(tmp_path):
     plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(new_run())
-        with pytest.raises(FioError, match="error 5"):
+        with pytest.raises(FioError, match=r"fio reported error 5 \(Input/output error\)"):
             execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), ReplayExecutor([json.dumps(data)]), store, Recorder())
 
 

@@ -3,6 +3,7 @@ import posixpath
 import re
 import shutil
 import socket
+import subprocess
 import tempfile
 
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from disklab.errors import SafetyError, UserError
 from disklab.system.mounts import mount_of, parse_fstab, read_fstab
 from disklab.targets.target import (
-    check_target, keep_test_file, remove_stale_test_files, remove_test_file, resolve_target,
+    check_target, keep_test_file, leave_test_files, remove_stale_test_files, remove_test_file, resolve_target,
 )
 
 
@@ -105,6 +106,23 @@ def test_file_sets_are_removed_with_the_test_file_and_as_stale_leftovers(tmp_pat
     (stale / "f").write_bytes(b"x")
     assert remove_stale_test_files(str(tmp_path)) == [str(stale)]
     assert not stale.exists()
+
+
+def test_a_test_file_that_cannot_be_removed_is_left_in_place_in_a_line(tmp_path):
+    """As on a disk that failed under the run, whose file system went read-only: an immutable folder (root too is
+    refused) keeps the file, and the line says so instead of an error hiding the run's own."""
+    target = resolve_target(str(tmp_path))
+    Path(target.test_path).write_bytes(b"x")
+    if subprocess.run(["chattr", "+i", str(tmp_path)], capture_output=True).returncode != 0:
+        pytest.skip(f"the file system of {tmp_path} has no immutable attribute")
+    try:
+        assert leave_test_files(target, keep_file=False, run_id=3) == [
+            f"test file {target.test_path} left in place (Operation not permitted): the next run in that folder "
+            "removes it"]
+        assert leave_test_files(target, keep_file=True, run_id=3)[0].startswith(f"test file {target.test_path} left")
+    finally:
+        subprocess.run(["chattr", "-i", str(tmp_path)], check=True)
+    assert leave_test_files(target, keep_file=False, run_id=3) == [] and list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_path_is_refused_with_the_fix_unless_a_new_file_is_asked_for(tmp_path):

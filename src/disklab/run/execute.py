@@ -89,8 +89,11 @@ def execute_schedule(
         on_status = (lambda f, t=test: progress.live(_named(f, t))) if progress.wants_live else None
         before, laid_out = snapshot(devices), file_bytes(execution.test_path)
         state_before = observe() if observe else None
-        fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status,
-                               status_interval_s=status_interval_s(step_seconds(test)))
+        try:
+            fio_run = executor.run(jobfile, on_tick=progress.tick, on_status=on_status,
+                                   status_interval_s=status_interval_s(step_seconds(test)))
+        except FioError as exc:  # the run's one line and its stored error say which test failed
+            raise FioError(f"test {test.label!r}: {exc}") from exc
         after, laid_out = snapshot(devices), file_bytes(execution.test_path) - laid_out
         state_after = observe() if observe else None
         job = single_job(parse_fio_output(fio_run.output), test.label)
@@ -141,7 +144,7 @@ def single_job(report, label: str) -> JobResult:
         raise FioError(f"test {label!r}: fio reported {len(report.jobs)} jobs where disklab expects one")
     job = report.jobs[0]
     if job.error:
-        raise FioError(f"test {label!r}: fio reported error {job.error}")
+        raise FioError(f"test {label!r}: fio reported error {job.error} ({os.strerror(job.error)})")
     if not job.directions:
         raise FioError(f"test {label!r}: fio completed no I/O")
     return job

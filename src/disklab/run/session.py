@@ -21,7 +21,7 @@ from disklab.suite.pgbench import PGBENCH_ENGINE
 from disklab.system.host import host_identity
 from disklab.system.signals import interrupt_on_termination
 from disklab.targets.purge import purge
-from disklab.targets.target import Target, keep_test_file, remove_test_file
+from disklab.targets.target import Target, leave_test_files
 
 # Shows a run's progress: given the plan, the bytes of the test file to lay out, the steps expected and those done.
 ProgressDisplay = Callable[[Plan, int, int, int], AbstractContextManager[ProgressListener]]
@@ -72,11 +72,9 @@ def carry_out(
         if elsewhere:
             for line in elsewhere.clean_up(fio, keep_file):
                 say(line)
-        elif keep_file and target.disklab_owns_file:
-            for kept in keep_test_file(target, run_id):
-                say(f"test file kept: {kept}")
         else:
-            remove_test_file(target)
+            for line in leave_test_files(target, keep_file, run_id):
+                say(line)
     outcomes = schedule.outcomes(done) if hasattr(schedule, "outcomes") else {}
     store.set_run_values("run_outcomes", run_id, outcomes)
     store.finish_run(run_id, "complete")

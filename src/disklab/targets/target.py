@@ -212,6 +212,19 @@ def remove_test_file(target: Target) -> None:
         shutil.rmtree(target.file_set_dir, ignore_errors=True)
 
 
+def leave_test_files(target: Target, keep_file: bool, run_id: int) -> list[str]:
+    """disklab's test files kept (`keep_file`) or removed after a run, in lines to say; on a disk that failed under
+    the run (its file system gone read-only, or failing) they stay where they are, said in a line, rather than hide
+    the run's own error."""
+    try:
+        if keep_file and target.disklab_owns_file:
+            return [f"test file kept: {kept}" for kept in keep_test_file(target, run_id)]
+        remove_test_file(target)
+    except OSError as exc:
+        return [f"test file {target.test_path} left in place ({exc.strerror}): the next run in that folder removes it"]
+    return []
+
+
 def keep_test_file(target: Target, run_id: int) -> list[str]:
     """Kept files get names that stale-file clean-up never matches."""
     kept = []
