@@ -84,3 +84,12 @@ def test_the_size_units_table_matches_disklabs_parser():
     for written, expected in (("4k", 4096), ("1GiB", 2**30), ("5GB", 5 * 10**9), ("512b", 512), ("1.5k", 1536)):
         assert parse_size(written) == expected
         assert f"`{written}`" in running
+
+
+def test_every_test_a_page_names_exists():
+    """A table that names its tests (docs/targets.md: `check_safety.py::check_...`) names ones that are there."""
+    functions = {f"{path.name}::{name}" for path in (ROOT / "tests").rglob("*.py")
+                 for name in re.findall(r"^def ((?:test|check)_\w+)", path.read_text(), re.M)}
+    named = {name for page in PAGES for name in re.findall(r"`([\w/]+\.py::\w+)(?:\[[\w-]+\])?`", page.read_text())}
+    assert named, "no page names a test: the pattern no longer matches how they are named"
+    assert sorted(name.rpartition("/")[2] for name in named if name.rpartition("/")[2] not in functions) == []
