@@ -139,6 +139,8 @@ def test_the_direction_follows_the_metric_and_parameters_name_one_value_or_the_r
         "bs various", "QD1-32", "jobs 4-16"]
     assert device_name({"devices": "sda, sdb", "device.sda.model": "ST4000", "device.sda.size_bytes": 4 * 10**12,
                         "device.sdb.model": "ST4000", "device.sdb.size_bytes": 4 * 10**12}) == "2 x ST4000 4 TB"
+    assert device_name({"devices": "sda, sdb", "device.sda.model": "ST4000", "device.sdb.model": "ST4000",
+                        "device.array.model": "md raid1, 2 members"}) == "md raid1, 2 members of 2 x ST4000"
     assert device_name({"devices": "vda", "device.vda.size_bytes": 274877906944}) is None
     assert device_name({"devices": "vda", "device.vda.size_bytes": 274877906944}, unnamed=True) == "vda 275 GB"
     assert footer([]) == ""

@@ -3,7 +3,7 @@ comparisons and charts."""
 
 from collections.abc import Sequence
 
-from disklab.env.registry import device_key
+from disklab.env.registry import ARRAY, device_key
 from disklab.store.records import RunInfo, RunRecord
 from disklab.units import format_size
 
@@ -81,7 +81,9 @@ def device_name(env: dict, unnamed: bool = False) -> str | None:
             name = str(model or device)
             names.append(f"{name} {_capacity(size)}" if isinstance(size, int) and size > 0 else name)
     counted = {name: names.count(name) for name in names}
-    return " + ".join(f"{n} x {name}" if n > 1 else name for name, n in counted.items()) or None
+    disks = " + ".join(f"{n} x {name}" if n > 1 else name for name, n in counted.items()) or None
+    array = env.get(device_key(ARRAY, "model"))
+    return f"{array} of {disks}" if isinstance(array, str) and disks else disks
 
 
 def _capacity(size_bytes: int) -> str:
