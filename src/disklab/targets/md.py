@@ -20,6 +20,7 @@ from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.system.commands import run_checked
+from disklab.system.host import process_alive
 from disklab.system.leftovers import Leftover, dead_entries, owned_prefix
 from disklab.system.outputs import write_whole
 from disklab.targets.array import ArraySpec
@@ -134,7 +135,8 @@ def tear_down(path: str, device: str | None, members: tuple[str, ...], say: Call
     """The array stopped and every member's md superblock cleared; one UserError naming what is left and how to
     remove it by hand, when a step fails. `uuid`: clear only superblocks of that array (a leftover's)."""
     left = []
-    if device and Path(f"/sys/block/{Path(device).name}/md").exists():
+    if device and Path(f"/sys/block/{Path(device).name}/md").exists() and (
+            uuid is None or _details_or_none(device).get("MD_UUID") == uuid):
         try:
             run_checked(["mdadm", "--stop", device], f"stopping {device}", COMMAND_TIMEOUT_S)
         except UserError as exc:
@@ -153,9 +155,14 @@ def tear_down(path: str, device: str | None, members: tuple[str, ...], say: Call
 
 
 def array_leftovers() -> list[Leftover]:
-    """Arrays a killed run left assembled, or members it left with their superblocks, each with its note."""
-    return [Leftover(note, "a killed run's md array", _remove_array)
-            for note in dead_entries(tempfile.gettempdir(), NOTE_PREFIX) if note.suffix == ".json"]
+    """Arrays a killed run left assembled, or members it left with their superblocks: by their notes, and by their
+    names (disklab-array-PID-N in the superblock) for an array whose note is gone, as after a reboot, where udev
+    assembles it again from the superblocks."""
+    noted = dead_entries(tempfile.gettempdir(), NOTE_PREFIX)
+    devices = {_note_field(note, "device") for note in noted}
+    return [Leftover(note, "a killed run's md array", _remove_array) for note in noted if note.suffix == ".json"] + [
+        Leftover(device, "a killed run's md array, found by its name", _remove_named)
+        for device in _named_arrays() if str(device) not in devices]
 
 
 def _remove_array(note: Path) -> bool:
@@ -168,6 +175,36 @@ def _remove_array(note: Path) -> bool:
     except (OSError, ValueError, KeyError, TypeError, UserError):
         return False
     return True
+
+
+def _named_arrays(sysfs_root: str = "/sys") -> list[Path]:
+    """Assembled arrays named by a disklab whose process is gone (MD_NAME is HOST:NAME)."""
+    found = []
+    for md in sorted(Path(sysfs_root).glob("block/md*/md")):
+        device = Path("/dev") / md.parent.name
+        name = _details_or_none(str(device)).get("MD_NAME", "").rpartition(":")[2]
+        owner = re.fullmatch(re.escape(NOTE_PREFIX) + r"([0-9]+)-[0-9]+", name)
+        if owner and not process_alive(int(owner[1])):
+            found.append(device)
+    return found
+
+
+def _remove_named(device: Path) -> bool:
+    try:
+        details = _details(str(device))
+        members = tuple(f"/dev/{_read(slot / 'block' / 'uevent', 'DEVNAME')}"
+                        for slot in sorted((Path("/sys/block") / device.name / "md").glob("dev-*")))
+        tear_down(str(device), str(device), members, lambda line: None, details.get("MD_UUID"))
+    except (OSError, UserError):
+        return False
+    return True
+
+
+def _note_field(note: Path, key: str) -> str | None:
+    try:
+        return json.loads(note.read_text()).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _wait_for_sync(device: str, say: Callable[[str], None]) -> dict:
@@ -197,6 +234,13 @@ def _wait_for_recovery_start(device: str) -> None:
 def _details(device: str) -> dict:
     output = run_checked(["mdadm", "--detail", "--export", device], f"reading {device}", COMMAND_TIMEOUT_S)
     return dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+
+
+def _details_or_none(device: str) -> dict:
+    try:
+        return _details(device)
+    except UserError:
+        return {}
 
 
 def _detail_lines(device: str) -> dict:

@@ -169,18 +169,28 @@ def check_one_refusal_names_every_member_that_may_not_be_written(lab: Disklab, m
     assert md_devices() == [] and superblocks(members) == {}
 
 
-def check_a_run_killed_on_its_array_is_torn_down_by_doctor(lab: Disklab, members: list[str], two_tests: str):
+@pytest.mark.parametrize("note_kept", [True, False], ids=["by its note", "by its name, its note gone"])
+def check_a_run_killed_on_its_array_is_torn_down_by_doctor(lab: Disklab, members: list[str], two_tests: str,
+                                                            note_kept: bool):
+    """Without its note (a reboot empties the temporary folder, and udev assembles the array again from its
+    superblocks) the array is found by the name in its superblock, disklab-array-PID-N."""
+    before = {r["id"] for r in stored_runs(lab)}
     run = lab.start("run", two_tests, "--destroy-data", "--repeat", "1", "--runtime", "60s", "--members",
                     ",".join(members), "--array", "md:raid5:size=64M", "--array-state", "assume-clean")
     assert wait_for(lambda: any(r["status"] == "running" and r["env"] for r in stored_runs(lab)
-                                if r["name"] == "md raid5 size 64MiB · assume-clean"), seconds=COMMAND_TIMEOUT_S,
-                    interval=1)
+                                if r["name"] == "md raid5 size 64MiB · assume-clean" and r["id"] not in before),
+                    seconds=COMMAND_TIMEOUT_S, interval=1)
     os.killpg(run.pid, signal.SIGKILL)
     run.communicate(timeout=COMMAND_TIMEOUT_S)
     assert len(md_devices()) == 1 and len(superblocks(members)) == 4
+    notes = list(Path(tempfile.gettempdir()).glob(f"disklab-array-{run.pid}-*.json"))
+    assert len(notes) == 1
+    if not note_kept:
+        notes[0].unlink()
     doctor = lab("doctor")
     assert doctor.returncode in (0, 1), doctor.stderr
-    assert "removed a killed run's md array" in doctor.stdout, doctor.stdout
+    found = "removed a killed run's md array" + ("" if note_kept else ", found by its name")
+    assert found in doctor.stdout, doctor.stdout
     assert md_devices() == [] and superblocks(members) == {}
     assert not list(Path(tempfile.gettempdir()).glob(f"disklab-array-{run.pid}-*"))
 
