@@ -29,10 +29,13 @@ _OPTIONS = (
     click.option("--members", metavar="DEVICE,DEVICE,...",
                  help="With --array and --destroy-data, instead of --target: the devices each array is built from, e.g. "
                       "/dev/nvme0n1,/dev/nvme1n1,/dev/nvme2n1,/dev/nvme3n1."),
-    click.option("--array", multiple=True, metavar="md:LEVEL[:KEY=VALUE...]",
-                 help="Build this md array over --members, run the suite on it, tear it down (stopped, superblocks "
-                      "cleared); repeatable, one stored run per array, e.g. --array md:raid0 --array md:raid5:chunk=64K "
-                      "--array md:raid10:layout=f2 (keys: chunk, layout, bitmap=internal|none, metadata, size: of each member); combines with "
+    click.option("--array", multiple=True, metavar="KIND:LEVEL[:KEY=VALUE...]",
+                 help="Build this array over --members, run the suite on it, tear it down (md stopped, superblocks "
+                      "cleared; LVM removed, PV labels cleared; btrfs unmounted, signatures wiped); repeatable, one "
+                      "stored run per array, e.g. --array md:raid0 --array md:raid5:chunk=64K --array "
+                      "md:raid10:layout=f2 (md keys: chunk, layout, bitmap=internal|none, metadata, size: of each member), --array "
+                      "lvm:striped:stripes=4:stripesize=64K or lvm:raid0|raid1|raid5|raid6|raid10, --array btrfs:raid10 "
+                      "or btrfs:data=raid0:metadata=raid1 (the suite runs on a file in it); md and lvm combine with "
                       "--fs, --write-cache (on the members), --condition."),
     click.option("--array-state", metavar="STATE,...",
                  help="With --array: run once per state of each array: clean (the resync finished first; the default), "

@@ -14,7 +14,7 @@ from disklab.fio.features import ENGINE_PREFERENCE, FioInfo, detect_fio, engine_
 from disklab.store.file_system import store_file_system
 from disklab.system.leftovers import Leftover, dead_entries, remove_leftovers
 from disklab.targets.filesystem import mount_leftovers
-from disklab.targets.md import array_leftovers
+from disklab.targets.array_kinds import leftover_arrays
 from disklab.targets.target import stale_entries
 from disklab.targets.write_cache import cache_leftovers
 from disklab.trace.leftovers import capture_leftovers, replay_leftovers
@@ -90,7 +90,7 @@ def _direct_io_check(fio: FioInfo, target: str) -> Check:
 
 def _leftovers_check(target: str | None, more: list[Leftover]) -> Check:
     """What killed disklab processes left (SIGKILL cannot be caught): found by the PID in each name, and removed."""
-    found = capture_leftovers() + replay_leftovers() + mount_leftovers() + array_leftovers() + cache_leftovers() + more
+    found = capture_leftovers() + replay_leftovers() + mount_leftovers() + leftover_arrays() + cache_leftovers() + more
     found += [Leftover(path, "a killed run's fio folder") for path in dead_entries(tempfile.gettempdir(), FOLDER_PREFIX)]
     if target and Path(target).is_dir():
         found += [Leftover(path, "a killed run's test file") for path in stale_entries(target, ("testfile", "files"))]

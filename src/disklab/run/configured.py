@@ -20,10 +20,11 @@ from disklab.errors import SafetyError, UserError
 from disklab.run.condition import condition_device
 from disklab.system.leftovers import remove_leftovers
 from disklab.targets.array import ArraySpec
+from disklab.targets.array_kinds import built, check_array_tools, dry_run_steps as array_steps, leftover_arrays, \
+    undo_step
 from disklab.targets.blockdev import check_device_writable
 from disklab.targets.condition import Condition, check_condition, erase_command
 from disklab.targets.filesystem import FsSpec, check_tools, made_and_mounted, mount_leftovers, mount_point
-from disklab.targets.md import array_leftovers, built_array, check_mdadm, create_command
 from disklab.targets.overprovision import usable
 from disklab.targets.purge import check_discard, discard_whole
 from disklab.targets.readback import SAMPLE_BLOCKS
@@ -71,9 +72,11 @@ class Variations:
             raise UserError("--array-state is the state of an array disklab builds: give --members and --array")
         for spec in self.arrays:
             for state in self.array_states:
-                if state in ("degraded", "rebuilding") and not spec.redundant:
-                    raise UserError(f"--array-state {state}: {spec.label} has no redundancy, so it cannot run with a "
-                                    "member failed; give a redundant level (raid1, raid4, raid5, raid6, raid10)")
+                if refused := spec.refused_state(state):
+                    raise UserError(f"--array-state {state}: {refused}")
+            if not spec.on_a_device and (self.specs or self.conditions or self.levels):
+                raise UserError(f"{spec.label} is a file system over its members, with no device for --fs, "
+                                "--condition or --overprovision; give those with md or lvm arrays")
         if self.specs and self.levels:
             raise UserError("--overprovision leaves a share of the raw device unused; a file system (--fs) spans "
                             "the whole device: give one of them")
@@ -133,7 +136,7 @@ def check_configured(under_test: UnderTest, variations: Variations, consent: Con
                             "a device, e.g. /dev/sdb)")
     if under_test.members:
         _check_members(under_test.members, variations)
-        check_mdadm()
+        check_array_tools(variations.arrays)
     elif variations.arrays:
         raise UserError("--array builds an array over the devices --members names (--members /dev/sdb,/dev/sdc)")
     check_tools(list(variations.specs))
@@ -155,9 +158,7 @@ def dry_run_steps(under_test: UnderTest, variations: Variations, controls: list[
         array, condition, spec, state, level = (configuration.array, configuration.condition, configuration.spec,
                                                 configuration.cache_state, configuration.level)
         device = "<the array>" if array else under_test.device.path
-        steps = ([shlex.join(create_command(array, "<the array>", members, configuration.array_state
-                                            == "assume-clean")), _array_state_step(configuration.array_state)]
-                 if array else []) + (
+        steps = (array_steps(array, members, configuration.array_state) if array else []) + (
             [shlex.join(control.set_command(state == "on")) for control in controls] if state else []) + (
             [_condition_step(condition, None if array else under_test.device)] if condition else []) + (
             [shlex.join(spec.mkfs_command(device)),
@@ -165,7 +166,7 @@ def dry_run_steps(under_test: UnderTest, variations: Variations, controls: list[
             [f"blkdiscard --force {device}; the first {100 - level} % only"] if level is not None else [])
         lines.append(f"configuration {index} of {len(found)} ({configuration.label}): {'; '.join(steps)}; then the "
                      "suite" + ("; umount" if spec else "") + ("; the cache restored" if state else "")
-                     + ("; the array stopped, its members' superblocks cleared" if array else ""))
+                     + (f"; {undo_step(array)}" if array else ""))
     return lines
 
 
@@ -192,7 +193,7 @@ def run_configured(under_test: UnderTest, variations: Variations, consent: Conse
         # the first configuration is disklab's own, which --force need not allow again.
         _check_writable(under_test.disks, consent.force)
     # A killed configured run's file system first: the array under it stops only once it is unmounted.
-    for restored in remove_leftovers(mount_leftovers() + array_leftovers() + cache_leftovers()):
+    for restored in remove_leftovers(mount_leftovers() + leftover_arrays() + cache_leftovers()):
         say(f"restored {restored.what}: {restored.path}")
     found = variations.configurations()
     runs: list[int] = []
@@ -227,7 +228,7 @@ def configured(under_test: UnderTest, configuration: Configuration, number: int,
         if configuration.array:
             members = tuple(member.path for member in under_test.members)
             array_device, recorded["array"], observe = undo.enter_context(
-                built_array(configuration.array, members, configuration.array_state, number, say))
+                built(configuration.array, members, configuration.array_state, number, say))
             device = resolve_target(array_device)
             if configuration.level is not None:
                 check_discard(device, "--overprovision")
@@ -276,13 +277,6 @@ def _check_writable(disks: tuple[Target, ...], force: bool) -> None:
         raise SafetyError(refused[0])
     if refused:
         raise SafetyError(f"{len(refused)} of the members may not be written: " + " | ".join(refused))
-
-
-def _array_state_step(state: str) -> str:
-    return {"clean": "the resync waited for", "assume-clean": "no resync",
-            "degraded": "the resync waited for; the last member failed and removed",
-            "rebuilding": "the resync waited for; the last member failed, removed, cleared and added back: the suite "
-                          "runs while md rebuilds onto it"}[state]
 
 
 def _condition_step(condition: Condition, device: Target | None) -> str:

@@ -3,8 +3,9 @@ as the user names them, checked before a member is touched. The array is the var
 (RAID5 against single drives, RAID10 against RAID6, RAID 0/5/10 of the same drives), and an array assembled by hand
 between runs has its chunk, layout and state recorded nowhere.
 
-md (mdadm) is built here (targets/md.py); LVM, btrfs and ZFS are named so that a user learns they are not built yet,
-rather than reading an unknown option."""
+md (mdadm: targets/md.py), LVM (lvcreate's striped and raid segment types: targets/lvm.py) and btrfs (its data and
+metadata profiles over the members: targets/btrfs_array.py) are built; ZFS is named so that a user learns why it is
+not, rather than reading an unknown option."""
 
 import re
 from dataclasses import dataclass
@@ -21,9 +22,16 @@ _LAYOUTS = {"raid4": ("parity-last", "parity-first"), "raid5": _PARITY_LAYOUTS,
             "raid6": _PARITY_LAYOUTS + tuple(f"{name}-6" for name in _PARITY_LAYOUTS[:5])}
 _METADATA = ("0.90", "1.0", "1.1", "1.2")
 _BITMAPS = ("internal", "none")
+# LVM's segment types (lvcreate --type), each with the fewest data stripes it takes, the members it spends besides
+# its data stripes (raid5's parity, raid6's two syndromes; raid10 mirrors each stripe, so it spends as many again),
+# and whether it survives a failed member. raid1 mirrors every member (lvcreate -m), with no stripes.
+LVM_TYPES = {"striped": (1, 0, False), "raid0": (2, 0, False), "raid1": (1, 1, True), "raid5": (2, 1, True),
+             "raid6": (3, 2, True), "raid10": (2, 0, True)}
+# btrfs's profiles (mkfs.btrfs -d, -m), each with the fewest devices btrfs takes for it (btrfs-progs' own table).
+BTRFS_PROFILES = {"single": 1, "dup": 1, "raid0": 1, "raid1": 2, "raid1c3": 3, "raid1c4": 4, "raid10": 2,
+                  "raid5": 2, "raid6": 3}
+KINDS = ("md", "lvm", "btrfs")
 _NOT_YET = {
-    "lvm": "LVM striped and raid volumes (lvcreate --type) are not built by disklab yet",
-    "btrfs": "btrfs data/metadata profiles over the members are not built by disklab yet",
     "zfs": "ZFS pools are not built by disklab: this machine's kernel has no ZFS module to test them with",
 }
 STATES = ("clean", "assume-clean", "degraded", "rebuilding")
@@ -39,19 +47,29 @@ STATE_MEANINGS = {
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """One --array: 'md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2:size=64G'."""
+    """One --array: 'md:raid5:chunk=64K:layout=left-symmetric:bitmap=none:metadata=1.2:size=64G',
+    'lvm:striped:stripes=4',
+    'btrfs:data=raid0:metadata=raid1'."""
 
-    kind: str  # md
-    level: str
-    chunk_bytes: int | None = None
+    kind: str  # md, lvm, btrfs
+    level: str  # md's level; LVM's segment type; btrfs's data profile
+    chunk_bytes: int | None = None  # md's chunk; LVM's stripe size
     layout: str | None = None
     bitmap: str | None = None
-    metadata: str | None = None
+    metadata: str | None = None  # md's metadata version; btrfs's metadata profile
     size_bytes: int | None = None  # of each member used (mdadm --size): a short-stroked array, or a quick one
+    stripes: int | None = None  # LVM's data stripes (by default as many as the members hold)
 
     @property
     def label(self) -> str:
-        """What runs are named by: 'md raid5 chunk 64 KiB layout left-symmetric'."""
+        """What runs are named by: 'md raid5 chunk 64 KiB layout left-symmetric', 'lvm striped stripes 2 stripesize
+        64KiB', 'btrfs raid10', 'btrfs data raid0 metadata raid1'."""
+        if self.kind == "lvm":
+            return " ".join(["lvm", self.level, *([f"stripes {self.stripes}"] if self.stripes else []),
+                             *([f"stripesize {format_size(self.chunk_bytes)}"] if self.chunk_bytes else [])])
+        if self.kind == "btrfs":
+            return (f"btrfs {self.level}" if self.level == self.metadata
+                    else f"btrfs data {self.level} metadata {self.metadata}")
         return " ".join([self.kind, self.level,
                          *([f"chunk {format_size(self.chunk_bytes)}"] if self.chunk_bytes else []),
                          *([f"layout {self.layout}"] if self.layout else []),
@@ -61,11 +79,53 @@ class ArraySpec:
 
     @property
     def redundant(self) -> bool:
-        return MD_LEVELS[self.level][1]
+        return LVM_TYPES[self.level][2] if self.kind == "lvm" else MD_LEVELS[self.level][1]
+
+    @property
+    def on_a_device(self) -> bool:
+        """An md or LVM array is a block device; a btrfs array is a file system over its members."""
+        return self.kind != "btrfs"
+
+    def refused_state(self, state: str) -> str | None:
+        """Why this array cannot be brought to `state` (one line), or None."""
+        if self.kind == "btrfs" and state != "clean":
+            return (f"{self.label} is only built clean: btrfs has no initial sync to skip (assume-clean), and disklab "
+                    "does not yet fail or rebuild a btrfs member (mount -o degraded, btrfs replace)")
+        if self.kind == "lvm" and state in ("degraded", "rebuilding"):
+            return (f"{self.label} is not run {state}: LVM fails a raid leg only when its device is gone, which "
+                    "disklab cannot do to a drive it does not remove; give an md array for that state")
+        if self.kind == "lvm" and state == "assume-clean" and self.level == "raid6":
+            return f"{self.label}: lvcreate refuses --nosync for raid6 (its syndromes must be computed); give clean"
+        if state in ("degraded", "rebuilding") and not self.redundant:
+            return (f"{self.label} has no redundancy, so it cannot run with a member failed; give a redundant level "
+                    "(raid1, raid4, raid5, raid6, raid10)")
+        return None
+
+    def lvm_stripes(self, count: int) -> int:
+        """LVM's data stripes over `count` members: those given, or as many as the members hold (lvcreate's own
+        default is 1 for striped and 2 for raid5, whatever the members)."""
+        if self.stripes:
+            return self.stripes
+        return count // 2 if self.level == "raid10" else count - LVM_TYPES[self.level][1]
+
+    def members_used(self, count: int) -> int:
+        """How many of `count` members the array is built on: all, unless LVM's stripes ask for fewer."""
+        if self.kind != "lvm" or self.level == "raid1":
+            return count
+        stripes = self.lvm_stripes(count)
+        return stripes * 2 if self.level == "raid10" else stripes + LVM_TYPES[self.level][1]
 
     def check_members(self, count: int) -> None:
         """ValueError unless the level can be made of `count` members (and its layout fits them)."""
-        fewest = MD_LEVELS[self.level][0]
+        if self.kind == "btrfs":
+            fewest = max(BTRFS_PROFILES[self.level], BTRFS_PROFILES[self.metadata])
+        elif self.kind == "lvm":
+            least, extra, _ = LVM_TYPES[self.level]
+            fewest = least * 2 if self.level == "raid10" else least + extra
+            if self.stripes and self.members_used(count) > count:
+                raise ValueError(f"{self.label} takes {self.members_used(count)} members; --members names {count}")
+        else:
+            fewest = MD_LEVELS[self.level][0]
         if count < fewest:
             raise ValueError(f"{self.kind}:{self.level} takes at least {fewest} members; --members names {count}")
         copies = re.fullmatch(r"[nfo]([0-9]+)", self.layout or "")
@@ -90,31 +150,84 @@ def parse_array_spec(text: str) -> ArraySpec:
     kind, _, rest = text.strip().partition(":")
     kind = kind.lower()
     if kind in _NOT_YET:
-        raise ValueError(f"{text!r}: {_NOT_YET[kind]}; md (mdadm) arrays are: md:raid0 ... md:raid10")
-    if kind != "md":
-        raise ValueError(f"{text!r}: the array kind is md (mdadm), e.g. md:raid5:chunk=64K")
+        raise ValueError(f"{text!r}: {_NOT_YET[kind]}; the kinds built are md (md:raid5), lvm (lvm:striped) and "
+                         "btrfs (btrfs:raid10)")
+    if kind not in KINDS:
+        raise ValueError(f"{text!r}: the array kind is md (mdadm), lvm or btrfs, e.g. md:raid5:chunk=64K, "
+                         "lvm:striped:stripes=4, btrfs:raid10")
     level, *settings = rest.split(":") if rest else [""]
     level = level.lower()
+    if kind == "lvm":
+        return _lvm(text, level, _values(text, settings, ("stripes", "stripesize")))
+    if kind == "btrfs":
+        return _btrfs(text, level, settings)
     if level.isdigit():
         level = f"raid{level}"
     if level not in MD_LEVELS:
         raise ValueError(f"{text!r}: md's level is one of {', '.join(MD_LEVELS)}")
+    values = _values(text, settings, ("chunk", "layout", "bitmap", "metadata", "size"))
+    return ArraySpec("md", level, _chunk(text, level, values.get("chunk")), _layout(text, level, values.get("layout")),
+                     _choice(text, "bitmap", values.get("bitmap"), _BITMAPS),
+                     _choice(text, "metadata", values.get("metadata"), _METADATA), _size(text, values.get("size")))
+
+
+def _values(text: str, settings: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    """KEY=VALUE settings of one kind, each key one of `keys` and given once."""
+    kind = text.strip().partition(":")[0].lower()
     values: dict[str, str] = {}
     for setting in settings:
         key, equals, value = setting.partition("=")
         key = key.strip().lower()
         if not equals or not value.strip():
-            raise ValueError(f"{text!r}: {setting!r} is not KEY=VALUE (chunk, layout, bitmap, metadata or size)")
+            raise ValueError(f"{text!r}: {setting!r} is not KEY=VALUE ({', '.join(keys[:-1])} or {keys[-1]})")
         if key in values:
             raise ValueError(f"{text!r}: {key} is given twice")
         values[key] = value.strip()
-    unknown = sorted(set(values) - {"chunk", "layout", "bitmap", "metadata", "size"})
+    unknown = sorted(set(values) - set(keys))
     if unknown:
-        raise ValueError(f"{text!r}: md arrays take chunk, layout, bitmap, metadata and size, not "
+        raise ValueError(f"{text!r}: {kind} arrays take {', '.join(keys[:-1])} and {keys[-1]}, not "
                          f"{', '.join(unknown)}")
-    return ArraySpec("md", level, _chunk(text, level, values.get("chunk")), _layout(text, level, values.get("layout")),
-                     _choice(text, "bitmap", values.get("bitmap"), _BITMAPS),
-                     _choice(text, "metadata", values.get("metadata"), _METADATA), _size(text, values.get("size")))
+    return values
+
+
+def _lvm(text: str, segment_type: str, values: dict[str, str]) -> ArraySpec:
+    """lvm:TYPE[:stripes=N][:stripesize=SIZE]."""
+    if segment_type not in LVM_TYPES:
+        raise ValueError(f"{text!r}: LVM's segment type is one of {', '.join(LVM_TYPES)}")
+    if segment_type == "raid1" and values:
+        raise ValueError(f"{text!r}: raid1 mirrors every member and has no stripes or stripe size")
+    stripes = None
+    if "stripes" in values:
+        if not values["stripes"].isdigit() or int(values["stripes"]) < LVM_TYPES[segment_type][0]:
+            raise ValueError(f"{text!r}: {segment_type}'s stripes is a whole number of at least "
+                             f"{LVM_TYPES[segment_type][0]}, not {values['stripes']}")
+        stripes = int(values["stripes"])
+    size = None
+    if "stripesize" in values:
+        try:
+            size = parse_size(values["stripesize"])
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: stripesize {exc}") from None
+        if size < 4096 or size & (size - 1):
+            raise ValueError(f"{text!r}: LVM's stripe size is a power of two of at least 4 KiB (4K, 64K, 512K), "
+                             f"not {values['stripesize']}")
+    return ArraySpec("lvm", segment_type, size, stripes=stripes)
+
+
+def _btrfs(text: str, profile: str, settings: list[str]) -> ArraySpec:
+    """btrfs:PROFILE (data and metadata), btrfs:data=P:metadata=P, or btrfs:PROFILE:metadata=P."""
+    if "=" in profile:
+        settings, profile = [profile, *settings], ""
+    values = _values(text, settings, ("data", "metadata"))
+    if profile and "data" in values:
+        raise ValueError(f"{text!r}: the data profile is given twice ({profile} and data={values['data']})")
+    data = (values.get("data") or profile).lower()
+    metadata = (values.get("metadata") or profile or data).lower()
+    for what, found in (("data", data), ("metadata", metadata)):
+        if found not in BTRFS_PROFILES:
+            raise ValueError(f"{text!r}: btrfs's {what} profile is one of {', '.join(BTRFS_PROFILES)}"
+                             + ("" if found else ", e.g. btrfs:raid10 or btrfs:data=raid0:metadata=raid1"))
+    return ArraySpec("btrfs", data, metadata=metadata)
 
 
 def parse_states(text: str) -> tuple[str, ...]:
