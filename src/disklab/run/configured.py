@@ -182,6 +182,10 @@ def planned_target(under_test: UnderTest, configuration: Configuration) -> Targe
 def run_configured(under_test: UnderTest, variations: Variations, consent: Consent, name: str | None,
                    say: Callable[[str], None], run_on: RunOn) -> list[int]:
     """Each configuration set up, run on and undone in turn; the stored runs' numbers."""
+    # What killed configured runs left comes first, before the devices are checked: their arrays hold the members.
+    # Of those, a file system first: the array under it stops only once it is unmounted.
+    for restored in remove_leftovers(mount_leftovers() + leftover_arrays() + cache_leftovers()):
+        say(f"restored {restored.what}: {restored.path}")
     controls = check_configured(under_test, variations, consent)
     if variations.arrays or variations.specs or variations.levels or variations.conditions:
         if not consent.destroy_data:
@@ -192,9 +196,6 @@ def run_configured(under_test: UnderTest, variations: Variations, consent: Conse
         # The user's consent, checked once against the devices as they are now: what is made or discarded after
         # the first configuration is disklab's own, which --force need not allow again.
         _check_writable(under_test.disks, consent.force)
-    # A killed configured run's file system first: the array under it stops only once it is unmounted.
-    for restored in remove_leftovers(mount_leftovers() + leftover_arrays() + cache_leftovers()):
-        say(f"restored {restored.what}: {restored.path}")
     found = variations.configurations()
     runs: list[int] = []
     with ExitStack() as mounts:
