@@ -146,8 +146,9 @@ def run_script(script: str, folder: Path, timeout_s: float, cpus: int = 2, memor
     """Boot, run `script` (bash, as root, from /) in the guest, power off. The guest is killed at `timeout_s`;
     its serial console is kept in folder/console.log either way. `niceness`: QEMU's, beside other work."""
     found = kernel()
-    if re.search(r"[\s,]", str(folder)):
-        raise Missing(f"{folder}: QEMU's options cannot name a folder with spaces or commas")
+    for path in (folder, ROOT):
+        if re.search(r"[\s,]", str(path)):
+            raise Missing(f"{path}: QEMU's options cannot name a folder with spaces or commas")
     out = folder / "out"
     out.mkdir(parents=True)
     (out / "script.sh").write_text(script)
@@ -157,9 +158,13 @@ def run_script(script: str, folder: Path, timeout_s: float, cpus: int = 2, memor
         "-nodefaults", "-no-reboot", "-display", "none", "-net", "none", "-serial", f"file:{console}",
         "-kernel", str(found.image), "-initrd", str(initramfs(found, folder)),
         "-append", f"console=ttyS0 panic=-1 loglevel=6 guest.out={out} guest.modules={found.modules} "
-                   f"module_blacklist={','.join(NOT_LOADED)}",
+                   f"guest.checkout={ROOT} module_blacklist={','.join(NOT_LOADED)}",
         "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
         "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
+        # The checkout on a share of its own: the guest's own /tmp (a RAM disk) hides the host's, where a checkout
+        # may live (CI's clean clone, a developer's scratch copy).
+        "-fsdev", f"local,id=checkout,path={ROOT},security_model=none,readonly=on,multidevs=remap",
+        "-device", "virtio-9p-pci,fsdev=checkout,mount_tag=checkout",
         "-fsdev", f"local,id=guestout,path={out},security_model=none,multidevs=remap",
         "-device", "virtio-9p-pci,fsdev=guestout,mount_tag=guestout",
         *disks(folder),

@@ -16,8 +16,20 @@ $BUSYBOX mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 $BUSYBOX mount -t configfs configfs /sys/kernel/config 2>/dev/null
 $BUSYBOX mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 for word in $(cat /proc/cmdline); do
-  case $word in guest.out=*) OUT=${word#guest.out=} ;; guest.modules=*) MODULES=${word#guest.modules=} ;; esac
+  case $word in
+    guest.out=*) OUT=${word#guest.out=} ;;
+    guest.modules=*) MODULES=${word#guest.modules=} ;;
+    guest.checkout=*) CHECKOUT=${word#guest.checkout=} ;;
+  esac
 done
+# The checkout from its own share, with a RAM overlay as the root has: under /tmp the guest's RAM disk hides it.
+$BUSYBOX mkdir -p /.guest/checkout /.guest/checkout-rw "$CHECKOUT"
+$BUSYBOX mount -t 9p -o ro,trans=virtio,version=9p2000.L,access=any,msize=512000,cache=loose checkout \
+  /.guest/checkout || echo "guest: cannot mount the checkout" > /dev/console
+$BUSYBOX mount -t tmpfs -o mode=755 tmpfs /.guest/checkout-rw
+$BUSYBOX mkdir -p /.guest/checkout-rw/upper /.guest/checkout-rw/work
+$BUSYBOX mount -t overlay -o lowerdir=/.guest/checkout,upperdir=/.guest/checkout-rw/upper,workdir=/.guest/checkout-rw/work \
+  overlay "$CHECKOUT" || echo "guest: cannot lay the overlay over the checkout" > /dev/console
 $BUSYBOX mkdir -p "$OUT"
 $BUSYBOX mount -t 9p -o trans=virtio,version=9p2000.L,access=any,msize=512000 guestout "$OUT" \
   || echo "guest: cannot mount the out share" > /dev/console
