@@ -151,6 +151,16 @@ def test_small_parity_writes_read_modify_write_and_full_stripes_read_nothing(cat
     assert (full.read_accesses, full.read_bytes, full.write_bytes) == (0, 0, 512 * KIB)  # data + 2 parity strips
 
 
+def test_a_reconstruct_write_reads_the_rows_it_covers_not_whole_strips(catalogue):
+    """A 4-drive RAID6 writes 4 KiB by reading the one other data strip's row (md reads its stripe cache's 4 KiB
+    pages, drivers/md/raid5.c): 4 KiB, not the whole 64 KiB strip the model used to read."""
+    raid6 = layout(catalogue, "4 x sata-ssd-1.6t raid6", strip_bytes=64 * KIB)
+    small = raid6.write_ops(4 * KIB)
+    assert (small.read_accesses, small.read_bytes, small.write_accesses) == (1, 4 * KIB, 3)
+    raid5 = layout(catalogue, "3 x sata-ssd-1.6t raid5", strip_bytes=64 * KIB)
+    assert raid5.write_ops(16 * KIB).read_bytes == 16 * KIB
+
+
 # --- the model, against figures the catalogue does not hold ---
 
 def test_one_ssd_reproduces_its_spec_sheets_8k_figures(catalogue):

@@ -111,7 +111,7 @@ def fit_drive(records: Sequence[RunRecord], facts: DriveFacts) -> Calibration:
     notes = []
     fits = {}
     for direction in (*DIRECTIONS, "mixed"):
-        points = _best_time_per_size(tests, direction)
+        points = best_time_per_size(tests, direction)
         if len(points) >= 2:
             fits[direction] = fit_line(points, direction)
     if not fits:
@@ -124,14 +124,14 @@ def fit_drive(records: Sequence[RunRecord], facts: DriveFacts) -> Calibration:
             notes.append(f"no random {direction} sweep: {direction}s use the {stand_in.direction} fit")
     read, write = fits["read"], fits["write"]
     unique = tuple(dict.fromkeys(fits[d] for d in (*DIRECTIONS, *fits)))
-    measured_seq = {d: _best_sequential_rate(tests, d) for d in DIRECTIONS}
+    measured_seq = {d: best_sequential_rate(tests, d) for d in DIRECTIONS}
     _refuse_faster_than_interface(unique, measured_seq, facts.interface)
     if facts.power_idle_w and facts.power_active_w and facts.power_idle_w > facts.power_active_w:
         raise UserError(f"idle power {facts.power_idle_w:g} W is above the power under load "
                         f"{facts.power_active_w:g} W")
     seq_read = measured_seq["read"] or read.bytes_per_s
     seq_write = measured_seq["write"] or write.bytes_per_s
-    latency_read, latency_write = _idle_latency(tests, "read"), _idle_latency(tests, "write")
+    latency_read, latency_write = idle_latency(tests, "read"), idle_latency(tests, "write")
     run_ids = ", ".join(str(r.info.id) for r in records)
     drive = Drive(
         name=facts.name, description=f"measured drive (runs {run_ids})", kind="measured", interface=facts.interface,
@@ -187,7 +187,7 @@ def _rated_iops(fit: Fit) -> float:
     return 1 / fit.time_s(SMALL_BLOCK)
 
 
-def _best_time_per_size(tests: Sequence[StoredTest], direction: str) -> list[tuple[int, float]]:
+def best_time_per_size(tests: Sequence[StoredTest], direction: str) -> list[tuple[int, float]]:
     """Per block size, the least time per I/O (the most IOPS) of the random tests in this direction."""
     best: dict[int, float] = {}
     for test in tests:
@@ -200,13 +200,13 @@ def _best_time_per_size(tests: Sequence[StoredTest], direction: str) -> list[tup
     return sorted((size, 1 / iops) for size, iops in best.items())
 
 
-def _best_sequential_rate(tests: Sequence[StoredTest], direction: str) -> float | None:
+def best_sequential_rate(tests: Sequence[StoredTest], direction: str) -> float | None:
     rates = [m.bw_bytes_per_s for t in tests if t.params.get("pattern") == "sequential"
              and t.params.get("direction") == direction for m in t.metrics if m.direction == direction]
     return max(rates, default=None)
 
 
-def _idle_latency(tests: Sequence[StoredTest], direction: str) -> float | None:
+def idle_latency(tests: Sequence[StoredTest], direction: str) -> float | None:
     """Mean latency of the smallest random I/O measured with one I/O in flight."""
     idle = [t for t in tests if t.params.get("pattern") == "random" and t.params.get("direction") == direction
             and t.params.get("jobs", 1) * t.params.get("iodepth", 1) == 1]

@@ -200,10 +200,12 @@ class Layout:
             accesses = min(math.ceil(written / self.strip_bytes), self.count)
             return DriveOps(write_accesses=accesses, write_bytes=written, largest_write=written / accesses)
         # Partial stripe: the cheaper of read-modify-write (read old data and parity) and reconstruct-write
-        # (read the untouched data strips); either way the new data and parity are written.
+        # (read the untouched data strips); either way the new data and parity are written. Reconstruct-write reads
+        # only the rows the write covers of the other strips, not the whole strips: md reads them in its stripe
+        # cache's 4 KiB pages (drivers/md/raid5.c, handle_stripe_dirtying), a controller the same sectors.
         parity_bytes = level.parity * min(size, self.strip_bytes)
         modify_reads = (strips + level.parity, size + parity_bytes)
-        reconstruct_reads = (data - strips, (data - strips) * self.strip_bytes)
+        reconstruct_reads = (data - strips, (data - strips) * min(size, self.strip_bytes))
         accesses, read_bytes = min(modify_reads, reconstruct_reads)
         return DriveOps(
             read_accesses=accesses, read_bytes=read_bytes, write_accesses=strips + level.parity,

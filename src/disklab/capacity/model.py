@@ -102,14 +102,21 @@ class Prediction:
 
 def workload_from_test(test: TestSpec) -> Workload:
     """A suite test as the model's workload (the M2 suites `blocksize` and `mixed` are the defaults)."""
-    if test.bssplit:
-        parts = [part.partition("/") for part in test.bssplit.split(":")]
+    return workload_from_params(test.label, test.params())
+
+
+def workload_from_params(label: str, params: dict) -> Workload:
+    """A test's parameters (as a suite test has them, and as every stored test keeps them) as the model's workload."""
+    if params.get("bssplit"):
+        parts = [part.partition("/") for part in params["bssplit"].split(":")]
         sizes = tuple((parse_size(size), int(share) / 100) for size, _, share in parts)
     else:
-        sizes = ((test.bs, 1.0),)
-    read_share = {"read": 1.0, "write": 0.0}.get(test.direction, test.rwmixread / 100)
-    return Workload(test.label, sizes, read_share, test.jobs * test.iodepth, test.size,
-                    sequential=test.pattern == "sequential", streams=test.jobs, region=test.region)
+        sizes = ((params["bs"], 1.0),)
+    read_share = {"read": 1.0, "write": 0.0}.get(params["direction"], params.get("rwmixread", 50) / 100)
+    jobs = params.get("jobs", 1)
+    return Workload(label, sizes, read_share, jobs * params.get("iodepth", 1), params.get("size"),
+                    sequential=params.get("pattern") == "sequential", streams=jobs,
+                    region=params.get("region", "whole"))
 
 
 def ceilings_for(layout: Layout, controller_bytes_per_s: float | None = None,
