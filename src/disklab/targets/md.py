@@ -28,7 +28,8 @@ from disklab.targets.array import ArraySpec
 NOTE_PREFIX = "disklab-array-"
 COMMAND_TIMEOUT_S = 120
 POLL_S = 1.0
-REPORT_EVERY_S = 30.0  # a long resync says how far it is, not only that it runs
+REPORT_EVERY_S = 30.0
+ZERO_ATTEMPTS = 3  # udev may hold a member a moment after the array stops (see _release)  # a long resync says how far it is, not only that it runs
 
 
 def is_md_array(path: str, sysfs_root: str = "/sys") -> bool:
@@ -69,6 +70,7 @@ def built_array(spec: ArraySpec, members: tuple[str, ...], state: str, number: i
         command = create_command(spec, path, members, state == "assume-clean")
         commands.append(shlex.join(command))
         run_checked(command, f"creating {spec.label}", COMMAND_TIMEOUT_S)
+        _settle()  # udev makes /dev/md/NAME: over device-mapper members, often after mdadm has returned
         device = os.path.realpath(path)
         details = _details(device)
         write_whole(note, json.dumps({"path": path, "device": device, "uuid": details.get("MD_UUID"),
@@ -145,13 +147,34 @@ def tear_down(path: str, device: str | None, members: tuple[str, ...], say: Call
         examined = _examine(member)
         if "MD_UUID" not in examined or (uuid and examined["MD_UUID"] != uuid):
             continue  # none written yet, or already cleared (a failed member), or another array's
-        try:
-            run_checked(["mdadm", "--zero-superblock", member], f"clearing {member}", COMMAND_TIMEOUT_S)
-        except UserError as exc:
-            left.append(f"{exc} (mdadm --zero-superblock {member})")
+        for attempt in range(1, ZERO_ATTEMPTS + 1):
+            _release(member, left)
+            try:
+                run_checked(["mdadm", "--zero-superblock", member], f"clearing {member}", COMMAND_TIMEOUT_S)
+                break
+            except UserError as exc:
+                if attempt == ZERO_ATTEMPTS:
+                    left.append(f"{exc} (mdadm --zero-superblock {member})")
     if left:
         raise UserError(f"the array {path} was not torn down: {'; '.join(left)}")
     say(f"array {path} stopped, its members' superblocks cleared")
+
+
+def _settle() -> None:
+    if shutil.which("udevadm"):
+        run_checked(["udevadm", "settle"], "waiting for udev", COMMAND_TIMEOUT_S)
+
+
+def _release(member: str, left: list[str]) -> None:
+    """What holds a member whose superblock is this array's is this array again: one whose device was created before
+    its /dev/md/NAME link (so not stopped by that name), or one udev's rules assembled anew from the superblock once
+    the member was closed (mdadm --incremental). It is stopped, so that the superblock can be cleared."""
+    _settle()
+    for holder in sorted(Path(f"/sys/class/block/{Path(os.path.realpath(member)).name}/holders").glob("md*")):
+        try:
+            run_checked(["mdadm", "--stop", f"/dev/{holder.name}"], f"stopping /dev/{holder.name}", COMMAND_TIMEOUT_S)
+        except UserError as exc:
+            left.append(f"{exc} (mdadm --stop /dev/{holder.name})")
 
 
 def array_leftovers() -> list[Leftover]:
