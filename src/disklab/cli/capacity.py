@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from disklab.capacity import validation, validation_render
+from disklab.capacity import measured_render, validation, validation_render
 from disklab.capacity.calibrate import DriveFacts, fit_drive
 from disklab.capacity.catalogue import (
     INTERFACE_BYTES_PER_S, MAX_FIGURE, MIN_FIGURE, drive_from_dict, drive_to_toml, find_drive, load_catalogue,
@@ -15,6 +15,7 @@ from disklab.capacity.catalogue import (
 from disklab.capacity.cost import DEFAULT_PRICE_PER_KWH, DEFAULT_PUE, DEFAULT_YEARS, Money
 from disklab.capacity.html import plan_report
 from disklab.capacity.layout import DEFAULT_STRIP_BYTES, OPTIONS, parse_layout
+from disklab.capacity.member_runs import held_to_members
 from disklab.capacity.model import MODEL_NOTE, SAS3_WIDE_PORT_BYTES_PER_S
 from disklab.capacity.path import LINKS, PROTOCOLS
 from disklab.capacity.planning import DEFAULT_WORKLOADS, plan_arrays, workload_tests
@@ -24,6 +25,7 @@ from disklab.cli.helptext import examples
 from disklab.errors import UserError
 from disklab.report.html.render import render_html
 from disklab.store.db import now_iso
+from disklab.store.series import resolve_refs
 from disklab.system.outputs import checked_output, write_whole
 from disklab.units import brief, format_size, parse_size
 
@@ -274,26 +276,58 @@ def calibrate(ctx, run_refs, name, capacity_bytes, interface, watts_idle, watts_
                   + f" with --drives {path}" * elsewhere + f" · {MODEL_NOTE}")
 
 
-@capacity.command(name="validate", short_help="The model against every published table disklab ships.",
+@capacity.command(name="validate", short_help="The model against every published table disklab ships, or your runs.",
                   epilog=examples("disklab capacity validate",
-                                  "disklab capacity validate -f markdown -o validation.md"))
+                                  "disklab capacity validate -f markdown -o validation.md",
+                                  "disklab capacity validate --runs series:12   # arrays you measured, from a member",
+                                  "disklab capacity validate --runs 14 --runs 15 --member 11 -f json"))
 @click.option("--format", "-f", "output_format", type=click.Choice(validation_render.FORMATS), default="table",
               show_default=True)
 @click.option("--output", "-o", help="Write to FILE ('-' for stdout, the default).")
 @click.option("--drives", "drive_files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A drive file (TOML) that replaces the shipped drive of its name, e.g. your own sata-ssd-1.6t; "
                    "may be given more than once (without it: the shipped drives, not $DISKLAB_HOME/drives/).")
-def validate(output_format, output, drive_files):
+@click.option("--runs", "run_refs", multiple=True, metavar="RUN",
+              help="Your own runs on arrays (run --members ... --array ...; numbers, 'last', series:RUN; repeatable): "
+                   "each predicted from a run of one member alone and set beside what was measured, with the band "
+                   "these runs support, instead of the published tables.")
+@click.option("--member", metavar="RUN",
+              help="With --runs: the run of one member alone to predict from (default: the latest run of the same "
+                   "suite on one of each array's members).")
+@click.pass_context
+def validate(ctx, output_format, output, drive_files, run_refs, member):
     """Run the model against the published tables disklab ships (study M2's arrays over block size and mixed
     block sizes, M2's energy and cost arithmetic, M4's NVMe spec sheet) and print every point's error, each
-    case's median and largest, the crossover block size, and the error bands `show` and `compare` print."""
+    case's median and largest, the crossover block size, and the error bands `show` and `compare` print. With
+    --runs, against arrays you built and measured, each predicted from one of its members measured alone."""
     _check_outputs(output)
-    catalogue = validation.validation_catalogue(drive_files)
-    result = validation.validate(catalogue)
+    if member and not run_refs:
+        raise click.UsageError("--member is the member run of the arrays --runs names")
+    if run_refs:
+        if drive_files:
+            raise click.UsageError("--drives is for the published tables; --runs predicts from your member's run")
+        _emit(_held_runs(ctx, run_refs, member), measured_render, output_format, output)
+        return
+    result = validation.validate(validation.validation_catalogue(drive_files))
+    _emit(result, validation_render, output_format, output)
+
+
+def _emit(result, render, output_format, output) -> None:
+    """A table on the terminal, or an export (`render` a module with renderables and EXPORTERS) to --output."""
     if output_format == "table":
         if output not in (None, "-"):
             raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
-        for item in validation_render.renderables(result):
+        for item in render.renderables(result):
             stdout_console().print(item)
     else:
-        write_output(validation_render.EXPORTERS[output_format](result), output)
+        write_output(render.EXPORTERS[output_format](result), output)
+
+
+def _held_runs(ctx, run_refs, member):
+    with open_store(ctx) as store:
+        records = [store.get_run(i) for i in resolve_refs(store, run_refs)]
+        held = held_to_members(store, records, member)
+    if held is None:
+        raise UserError(f"{' '.join(run_refs)}: none of these runs was made on an array (run --members ... --array "
+                        "...): nothing to hold the planner to")
+    return held

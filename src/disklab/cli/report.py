@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from disklab.capacity.measured_render import report_table
+from disklab.capacity.member_runs import held_to_members
 from disklab.cli.common import converter, open_store, report_undrawn, write_output
 from disklab.cli.completion import complete_run
 from disklab.cli.helptext import examples
@@ -61,13 +63,15 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, gri
         run_ids = list(dict.fromkeys(resolve_refs(store, run_refs or ("last",))))
         chosen_labels = _labels(store, labels or (), run_ids)
         records = [with_spec(store.get_run(run_id), spec) for run_id in run_ids]
+        held = held_to_members(store, records)
     choices = ReportChoices(title=title, notes=notes_text, labels=chosen_labels, tests=tests or (),
                             metrics=metrics or ())
     output = output or f"disklab-report-run{'-'.join(str(i) for i in run_ids)}.{'pdf' if pdf else 'html'}"
     if output != "-" and not Path(output).parent.is_dir():
         raise UserError(f"cannot write {output}: the directory {Path(output).parent} does not exist")
     parts = Parts()
-    html = render_html(build_report(records, generated_at=now_iso(), choices=choices, grid_unit=grid_unit), parts)
+    html = render_html(build_report(records, generated_at=now_iso(), choices=choices, grid_unit=grid_unit,
+                                    planner=report_table(held) if held else None), parts)
     if not pdf:
         try:
             write_output(html, output)

@@ -31,7 +31,9 @@ from disklab.store.records import RunInfo
 # each run's "status"; an inconclusive "reason" may name a flag that withholds the verdict (analysis/withheld.py).
 # 4: each value's "best", a --best-of run's best pass (null for other runs).
 # 5: each run's "disklab_version"; fio's version left out of "environment_differences" (a note says it: version_lines).
-JSON_FORMAT_VERSION = 5
+# 6: "planner", where runs on arrays are compared: each array's figures beside the planner's prediction from a member
+# measured alone (capacity/measured_render.py's as_data).
+JSON_FORMAT_VERSION = 6
 FORMATS = ("table", "markdown", "csv", "json")
 VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: docs/running.md's example, within any tolerance.
@@ -324,7 +326,8 @@ def to_csv(view: Shown) -> str:
     return out.getvalue()
 
 
-def to_json(view: Shown) -> str:
+def to_json(view: Shown, planner: dict | None = None) -> str:
+    """`planner`: the planner held to arrays among the runs, as plain data made above this layer (capacity)."""
     c = view.comparison
     labels = run_labels(c.runs)
     ids = [info.id for info in c.runs]
@@ -368,6 +371,7 @@ def to_json(view: Shown) -> str:
         "conditions": [{"parameter": d.parameter, "values": {str(run_id): list(v) for run_id, v in zip(ids, d.values)}}
                        for d in c.conditions],
         "notes": notes(view),
+        **({"planner": planner} if planner is not None else {}),
     }
     return json.dumps(document, indent=2) + "\n"
 

@@ -70,12 +70,16 @@ class ReportModel:
     notes_html: str = ""  # report --notes, rendered by markdown.py: markup that can neither run nor fetch
     chosen: str = ""  # the tests and metrics chosen (report --tests, --metrics); '': all of them
     undrawn: tuple[Undrawn, ...] = ()  # the parts these runs could not be drawn in (parts.py), each with its reason
+    # Arrays among the runs beside the planner's prediction from a member measured alone, made by the caller (the
+    # planner sits above the report: capacity/measured_render.py's report_table); None: no array run.
+    planner: TableModel | None = None
 
 
 def build_report(records: Sequence[RunRecord], generated_at: str, choices: ReportChoices = ReportChoices(),
-                 grid_unit: str = DEFAULT_GRID_UNIT) -> ReportModel:
-    """`grid_unit`: the unit of CrystalDiskMark's grid (grid.GRID_UNITS) for the runs whose suite has that view.
-    A part that cannot be drawn is left out and named in `undrawn`; the rest is drawn."""
+                 grid_unit: str = DEFAULT_GRID_UNIT, planner: TableModel | None = None) -> ReportModel:
+    """`grid_unit`: the unit of CrystalDiskMark's grid (grid.GRID_UNITS) for the runs whose suite has that view;
+    `planner`: the table of arrays against the planner's predictions, shown as given. A part that cannot be drawn
+    is left out and named in `undrawn`; the rest is drawn."""
     records = choices.applied(records)
     labels = record_labels(records)  # one name per run in every table, heading and legend
     suites = list(dict.fromkeys(r.info.suite_name for r in records))
@@ -96,6 +100,7 @@ def build_report(records: Sequence[RunRecord], generated_at: str, choices: Repor
         notes_html=markdown_html(choices.notes) if choices.notes else "",
         chosen=choices.described(),
         undrawn=tuple(parts.undrawn),
+        planner=planner,
     )
 
 
