@@ -126,7 +126,7 @@ def member_candidates(shape: ArrayShape) -> tuple[str, ...]:
 def is_member_run(info: RunInfo, shape: ArrayShape, suite_name: str) -> bool:
     """A run of the same suite on one of the array's members alone, finished."""
     return (array_shape(info) is None and info.suite_name == suite_name and info.target in shape.members
-            and info.status == "finished")
+            and info.status == "complete")
 
 
 def member_drive(member: RunRecord) -> Drive:

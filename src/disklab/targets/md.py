@@ -148,13 +148,14 @@ def tear_down(path: str, device: str | None, members: tuple[str, ...], say: Call
         if "MD_UUID" not in examined or (uuid and examined["MD_UUID"] != uuid):
             continue  # none written yet, or already cleared (a failed member), or another array's
         for attempt in range(1, ZERO_ATTEMPTS + 1):
-            _release(member, left)
             try:
+                _release(member)
                 run_checked(["mdadm", "--zero-superblock", member], f"clearing {member}", COMMAND_TIMEOUT_S)
                 break
-            except UserError as exc:
+            except UserError as exc:  # udev may still hold it: settled and tried again
                 if attempt == ZERO_ATTEMPTS:
                     left.append(f"{exc} (mdadm --zero-superblock {member})")
+                time.sleep(POLL_S)
     if left:
         raise UserError(f"the array {path} was not torn down: {'; '.join(left)}")
     say(f"array {path} stopped, its members' superblocks cleared")
@@ -165,16 +166,13 @@ def _settle() -> None:
         run_checked(["udevadm", "settle"], "waiting for udev", COMMAND_TIMEOUT_S)
 
 
-def _release(member: str, left: list[str]) -> None:
+def _release(member: str) -> None:
     """What holds a member whose superblock is this array's is this array again: one whose device was created before
     its /dev/md/NAME link (so not stopped by that name), or one udev's rules assembled anew from the superblock once
     the member was closed (mdadm --incremental). It is stopped, so that the superblock can be cleared."""
     _settle()
     for holder in sorted(Path(f"/sys/class/block/{Path(os.path.realpath(member)).name}/holders").glob("md*")):
-        try:
-            run_checked(["mdadm", "--stop", f"/dev/{holder.name}"], f"stopping /dev/{holder.name}", COMMAND_TIMEOUT_S)
-        except UserError as exc:
-            left.append(f"{exc} (mdadm --stop /dev/{holder.name})")
+        run_checked(["mdadm", "--stop", f"/dev/{holder.name}"], f"stopping /dev/{holder.name}", COMMAND_TIMEOUT_S)
 
 
 def array_leftovers() -> list[Leftover]:
