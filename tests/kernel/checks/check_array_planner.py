@@ -1,0 +1,164 @@
+"""The planner held to md: members slowed by dm-delay (DELAY_MS a command) so that the array, not the emulation,
+sets the pace; one member measured alone, then raid0, raid1, raid5, raid6 and raid10 over the four, 4 KiB random
+reads and writes at QD 1, 8 and 32; `compare series:N` prints the planner's prediction from the member beside each
+array's figure, and every prediction lies within +/-25 % of the measurement. The delayed members are removed after.
+
+The delay is what makes md's arithmetic visible: a member answers each command after DELAY_MS, whatever the
+emulation costs, so RAID5's read before its write costs two delays, a mirror's writes one, and the I/Os in flight
+over the members set the rate. dm-delay's timer counts in jiffies (4 ms at this kernel's HZ of 250), so the delay is
+a multiple of them, and long against the few milliseconds TCG spends per I/O on a busy host.
+
+With DISKLAB_CAPTURE_ARRAYS set (tests/fixtures/capture_arrays.py), the runs are exported there as a bundle: the
+unit tests' real array runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import disklab_command
+from tests.kernel.checks.conftest import disk, private_disklab
+from tests.kernel.guest import NVME, ROOT
+
+DELAY_MS = 200
+MEMBER_SECTORS = 64 * 1024 * 2  # 64 MiB of each namespace: md's resync and superblocks stay small
+NAMES = tuple(f"disklab-delay{n}" for n in range(len(NVME)))
+SUITE = f"""
+name = "delayed 4k"
+description = "4 KiB random reads and writes at QD 1, 8 and 32: md over members delayed {DELAY_MS} ms"
+
+[defaults]
+runtime = "3s"
+ramp = "0s"
+pause = "0s"
+size = "16M"
+pattern = "random"
+bs = "4k"
+
+# One I/O at a time completes a handful a second: long enough that one more or less is a few per cent.
+[[group]]
+name = "RND4K read QD1"
+direction = "read"
+iodepth = 1
+runtime = "6s"
+
+[[group]]
+name = "RND4K read"
+direction = "read"
+iodepth = [8, 32]
+
+[[group]]
+name = "RND4K write QD1"
+direction = "write"
+iodepth = 1
+runtime = "6s"
+
+[[group]]
+name = "RND4K write"
+direction = "write"
+iodepth = [8, 32]
+"""
+ARRAYS = ("md:raid0:chunk=64K", "md:raid1", "md:raid5:chunk=64K", "md:raid6:chunk=64K", "md:raid10:chunk=64K")
+WITHIN_PERCENT = 25.0
+ARRAYS_TIMEOUT_S = 900
+
+
+@contextmanager
+def delayed_members() -> Iterator[list[str]]:
+    """The four namespaces behind dm-delay, removed afterwards whatever happens."""
+    subprocess.run(["modprobe", "dm-delay"], check=True)
+    made = []
+    try:
+        for name, serial in zip(NAMES, NVME):
+            subprocess.run(["dmsetup", "create", name, "--table",
+                            f"0 {MEMBER_SECTORS} delay {disk(serial)} 0 {DELAY_MS}"], check=True)
+            made.append(name)
+        subprocess.run(["udevadm", "settle"], check=True)
+        yield [f"/dev/mapper/{name}" for name in made]
+    finally:
+        print("at the end:", Path("/proc/mdstat").read_text(),
+              {name: [h.name for h in Path(f"/sys/block/{Path(os.path.realpath(f'/dev/mapper/{name}')).name}/holders")
+                      .iterdir()] for name in made})
+        for name in made:
+            # An array a failed run left on a member would hold it: stopped first, so that the check reports what
+            # failed rather than a busy device.
+            node = Path(os.path.realpath(f"/dev/mapper/{name}")).name
+            for holder in Path(f"/sys/block/{node}/holders").glob("md*"):
+                subprocess.run(["mdadm", "--stop", f"/dev/{holder.name}"], check=False)
+            subprocess.run(["mdadm", "--zero-superblock", f"/dev/mapper/{name}"], capture_output=True, check=False)
+            subprocess.run(["dmsetup", "remove", "--retry", name], check=False)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> dict:
+    with delayed_members() as delayed:
+        found = _measure(tmp_path_factory.mktemp("planner"), delayed)
+    left = subprocess.run(["dmsetup", "ls"], capture_output=True, text=True, check=True).stdout
+    return {**found, "left": [name for name in NAMES if name in left], "md": md_devices()}
+
+
+def md_devices() -> list[str]:
+    return sorted(p.name for p in Path("/sys/block").glob("md*"))
+
+
+def _measure(folder: Path, delayed: list[str]) -> dict:
+    suite = folder / "delayed-4k.toml"
+    suite.write_text(SUITE)
+    lab = next(private_disklab(folder))
+    lab.env["PYTHONPATH"] = str(ROOT / "src")  # this checkout's disklab, whatever the venv was installed from
+    started = time.monotonic()
+    member = lab("run", str(suite), "--destroy-data", "--repeat", "1", "--target", delayed[0])
+    member_s = time.monotonic() - started
+    arrays = subprocess.run(  # the Disklab fixture's own call gives a command 300 s: five arrays take longer here
+        [*disklab_command(), "run", str(suite), "--destroy-data", "--repeat", "1", "--members", ",".join(delayed),
+         *(f"--array={array}" for array in ARRAYS), "--array-state", "assume-clean"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, env=lab.env, timeout=ARRAYS_TIMEOUT_S)
+    arrays_s = time.monotonic() - started - member_s
+    ids = [row[0] for row in lab.query("SELECT id FROM runs ORDER BY id")]
+    compared = lab("compare", f"series:{ids[-1]}", "--format", "json") if len(ids) > 1 else None
+    table = lab("compare", f"series:{ids[-1]}") if len(ids) > 1 else None
+    print(f"member alone {member_s:.0f} s, {len(ARRAYS)} arrays {arrays_s:.0f} s")
+    for what, result in (("member", member), ("arrays", arrays), ("compare", table)):
+        if result is not None:
+            print(f"--- {what}: exit {result.returncode}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    capture = os.environ.get("DISKLAB_CAPTURE_ARRAYS")
+    if capture:
+        Path(capture).mkdir(parents=True, exist_ok=True)
+        exported = lab("export-run", *map(str, ids), "-o", str(Path(capture) / "delayed-md-arrays.json.gz"))
+        assert exported.returncode == 0, exported.stderr
+        if table is not None:
+            (Path(capture) / "compare-series.txt").write_text(table.stdout)
+    return {"member": member, "arrays": arrays, "ids": ids, "compared": compared, "table": table,
+            "md_during": md_devices()}
+
+
+def check_the_member_and_each_array_ran(measured):
+    assert measured["member"].returncode == 0, measured["member"].stderr
+    assert measured["arrays"].returncode == 0, measured["arrays"].stderr
+    assert len(measured["ids"]) == 1 + len(ARRAYS), measured["ids"]
+
+
+def check_every_prediction_from_the_member_lies_within_25_percent(measured):
+    assert measured["compared"] is not None and measured["compared"].returncode == 0, measured
+    print(measured["table"].stdout)
+    planner = json.loads(measured["compared"].stdout)["planner"]
+    figures = [(array["name"], figure) for array in planner["arrays"] for figure in array["figures"]]
+    assert [array["member_run"] for array in planner["arrays"]] == [measured["ids"][0]] * len(ARRAYS), planner
+    assert all(array["reason"] is None and not array["not_predicted"] for array in planner["arrays"]), planner
+    assert len(figures) == 6 * len(ARRAYS), figures
+    missed = [f"{name} {f['test']}: measured {f['measured_iops']:.1f}, predicted {f['predicted_iops']:.1f} "
+              f"({f['error_percent']:+.0f} %)" for name, f in figures if abs(f["error_percent"]) > WITHIN_PERCENT]
+    assert not missed, missed
+    assert planner["band"]["low"] is not None, planner["band"]
+
+
+def check_the_delayed_members_and_the_arrays_are_removed_after(measured):
+    assert measured["left"] == [] and measured["md"] == [] and measured["md_during"] == [], measured
