@@ -45,7 +45,8 @@ def test_mounted_loop_device_is_refused_even_with_force(
         blockdev.check_device_writable(device, destroy_data=True, force=True)
     message = str(refusal.value)
     assert f"is mounted ({path} on {mount_point})" in message
-    assert "busy" in message and "not even with --force" in message
+    assert f"release it first (umount {mount_point})" in message and "not even with --force" in message
+    assert "busy" not in message, "the mount explains why the kernel refuses an exclusive open"
 
 
 def test_mounted_partition_makes_whole_loop_device_refused(
