@@ -132,8 +132,9 @@ def check_configured(under_test: UnderTest, variations: Variations, consent: Con
     cache controls where their cache is varied."""
     for disk in under_test.disks:
         if disk.kind != "device":
+            give = "each member a device" if under_test.members else "the device as --target"
             raise UserError(f"{consent.options} set up the device under test; {disk.path} is a {disk.kind} (give "
-                            "a device, e.g. /dev/sdb)")
+                            f"{give}, e.g. /dev/sdb)")
     if under_test.members:
         _check_members(under_test.members, variations)
         check_array_tools(variations.arrays)
