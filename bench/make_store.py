@@ -142,7 +142,7 @@ def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
     suites["oltp"] = parse_suite(OLTP, "/srv/lab/suites/oltp.toml", "/srv/lab/suites/oltp.toml")
     # A test's parameters are worked out once (asdict is slow), not once per run.
     tests = {name: [(test, test.params()) for test in expand_suite(suite)] for name, suite in suites.items()}
-    smart = {kind: (SMART / f"{kind}-before.handwritten.json").read_text() for kind in ("nvme", "ata")}
+    smart = {kind: (SMART / f"{kind}-before.real.json").read_text() for kind in ("nvme", "ata")}
     outputs = _Outputs()
     span = (LAST_RUN - FIRST_RUN) / max(runs, 1)
     tests_finished, runs_finished = [], []
