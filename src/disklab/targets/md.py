@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,9 +20,9 @@ from pathlib import Path
 from disklab.errors import UserError
 from disklab.system.commands import run_checked
 from disklab.system.host import process_alive
-from disklab.system.leftovers import Leftover, dead_entries, owned_prefix
-from disklab.system.outputs import write_whole
+from disklab.system.leftovers import Leftover
 from disklab.targets.array import ArraySpec
+from disklab.targets.array_notes import note_path, noted_leftovers, write_note
 
 NOTE_PREFIX = "disklab-array-"
 COMMAND_TIMEOUT_S = 120
@@ -60,10 +59,9 @@ def built_array(spec: ArraySpec, members: tuple[str, ...], state: str, number: i
                 say: Callable[[str], None]) -> Iterator[tuple[str, dict, Callable[[], dict]]]:
     """The array's device (/dev/md127) in `state`, what the run records of it, and a reading of its sync progress
     (taken before and after each test); stopped and its members cleared afterwards."""
-    name = f"{owned_prefix(NOTE_PREFIX)}{number}"
-    path = f"/dev/md/{name}"
-    note = Path(tempfile.gettempdir()) / f"{name}.json"
-    write_whole(note, json.dumps({"path": path, "members": list(members)}), "array note")
+    note = note_path(NOTE_PREFIX, number)
+    path = f"/dev/md/{note.stem}"
+    write_note(note, {"path": path, "members": list(members)})
     commands: list[str] = []
     device = None
     try:
@@ -73,8 +71,7 @@ def built_array(spec: ArraySpec, members: tuple[str, ...], state: str, number: i
         _settle()  # udev makes /dev/md/NAME: over device-mapper members, often after mdadm has returned
         device = os.path.realpath(path)
         details = _details(device)
-        write_whole(note, json.dumps({"path": path, "device": device, "uuid": details.get("MD_UUID"),
-                                      "members": list(members)}), "array note")
+        write_note(note, {"path": path, "device": device, "uuid": details.get("MD_UUID"), "members": list(members)})
         recorded: dict = {"kind": spec.kind, "level": spec.level, "label": spec.label, "state": state,
                           "members": list(members), "device": device, "commands": commands}
         if state != "assume-clean":
@@ -179,23 +176,16 @@ def array_leftovers() -> list[Leftover]:
     """Arrays a killed run left assembled, or members it left with their superblocks: by their notes, and by their
     names (disklab-array-PID-N in the superblock) for an array whose note is gone, as after a reboot, where udev
     assembles it again from the superblocks."""
-    noted = dead_entries(tempfile.gettempdir(), NOTE_PREFIX)
-    devices = {_note_field(note, "device") for note in noted}
-    return [Leftover(note, "a killed run's md array", _remove_array) for note in noted if note.suffix == ".json"] + [
-        Leftover(device, "a killed run's md array, found by its name", _remove_named)
-        for device in _named_arrays() if str(device) not in devices]
+    noted = noted_leftovers(NOTE_PREFIX, "a killed run's md array", _remove_array)
+    devices = {_note_field(leftover.path, "device") for leftover in noted}
+    return noted + [Leftover(device, "a killed run's md array, found by its name", _remove_named)
+                    for device in _named_arrays() if str(device) not in devices]
 
 
-def _remove_array(note: Path) -> bool:
-    try:
-        saved = json.loads(note.read_text())
-        device = saved.get("device") or os.path.realpath(saved["path"])
-        tear_down(saved["path"], device if device.startswith("/dev/md") else None, tuple(saved["members"]),
-                  lambda line: None, saved.get("uuid"))
-        note.unlink()
-    except (OSError, ValueError, KeyError, TypeError, UserError):
-        return False
-    return True
+def _remove_array(saved: dict) -> None:
+    device = saved.get("device") or os.path.realpath(saved["path"])
+    tear_down(saved["path"], device if device.startswith("/dev/md") else None, tuple(saved["members"]),
+              lambda line: None, saved.get("uuid"))
 
 
 def _named_arrays(sysfs_root: str = "/sys") -> list[Path]:
