@@ -380,12 +380,18 @@ def _bundle(zoo, folder, stack, children):
     zoo.stored("imported bundle", "import", str(folder / "run.json.gz"))
 
 
+def _array_series(zoo, folder, stack, children):
+    """A member measured alone, then md RAID 0, 1, 5, 6 and 10 over four members, as one series: made by the kernel
+    tier's guest, where md exists (tests/fixtures/capture_arrays.py), moved here by export-run and import."""
+    zoo.stored("array series", "import", str(FIXTURES / "arrays" / "delayed-md-arrays.json.gz"), runs=6)
+
+
 MAKERS: dict[str, Callable[[Zoo, Path, ExitStack, Children], str | None]] = {
     "builtin default passes": _builtin_default_passes, "builtin repeat 1": _builtin_repeat_1, "best of": _best_of,
     "precision": _precision, "ad-hoc": _adhoc, "fio job file": _jobfile, "saturate": _saturate, "steady": _steady,
     "write saturation": _write_saturation, "sync": _sync, "file sets": _file_sets, "pgbench": _pgbench,
     "replay": _replay, "hosts": _hosts, "configured series": _configured, "interrupted": _interrupted,
-    "failed": _failed, "imported fio output": _imported, "imported bundle": _bundle,
+    "failed": _failed, "imported fio output": _imported, "imported bundle": _bundle, "array series": _array_series,
 }
 
 

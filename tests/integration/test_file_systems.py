@@ -140,6 +140,22 @@ def test_a_dry_run_says_what_it_would_make_and_makes_nothing(disklab: Disklab,
     assert not disklab.store_path.exists()
 
 
+def test_measuring_a_member_first_is_planned_before_the_arrays_and_needs_members(
+        disklab: Disklab, attach_loop: Callable[..., str]) -> None:
+    members = [attach_loop(f"member{n}.img", size_bytes=IMAGE_BYTES) for n in range(2)]
+    result = disklab("run", "quick", "--members", ",".join(members), "--array", "md:raid0", "--measure-member",
+                     "--dry-run")
+    assert result.returncode == 0, result.stderr
+    first, plan = result.stdout.index(f"first: the suite on {members[0]} alone"), result.stdout.index("suite quick")
+    assert first < plan < result.stdout.index("configuration 1 of 1 (md raid0 · clean): mdadm --create"), result.stdout
+    for given in (("--target", members[0]), ("--target", members[0], "--dry-run")):
+        refused = disklab("run", "quick", *given, "--measure-member", *SHORT)
+        assert refused.returncode == 2 and refused.stderr.strip() == (
+            "disklab: error: --measure-member measures the first of --members alone before the arrays built of "
+            "them: give --members and --array"), refused.stderr
+    assert not disklab.store_path.exists()
+
+
 def test_the_write_cache_of_a_loop_device_is_refused_naming_why(disklab: Disklab,
                                                                 attach_loop: Callable[..., str]) -> None:
     device = attach_loop(size_bytes=IMAGE_BYTES)

@@ -1,7 +1,8 @@
 """Every kind of run disklab can store (tests/run_kinds.py: built-in suites with default passes, --repeat 1,
 --best-of, --precision, ad-hoc --rw/--bs runs of several bs spellings, a fio job file, saturate, steady, write
 saturation, sync, file sets, pgbench, replay, --hosts, configured series, an interrupted and a failed run, imported
-fio output of several fio versions, an imported bundle), made for real in one store, through every command and page
+fio output of several fio versions, an imported bundle, a series of md arrays after their member alone, made in the
+kernel tier's guest), made for real in one store, through every command and page
 that reads runs: show in every form, compare (pairs and a mix of kinds), report (HTML and PDF), export-run and
 import, serve (every page kind, the figures and downloads, the device histories) and publish.
 

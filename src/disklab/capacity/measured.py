@@ -30,6 +30,8 @@ MEASURED_INTERFACE = "nvme-pcie5-x4"
 # States the model plans: an array whose members all work. A degraded array reads the lost member's data from all
 # the others, a rebuilding one shares its drives with the rebuild: no term of the model says how.
 PLANNED_STATES = ("clean", "assume-clean")
+# LVM's segment types as the planner's levels: a striped volume is RAID0; its raid types are md's (dm-raid).
+LVM_LEVELS = {"striped": "raid0"}
 # A test within this much of its prediction "holds" in the summaries (the kernel tier's check holds md to it).
 HELD_PERCENT = 25.0
 
@@ -97,8 +99,13 @@ def array_shape(info: RunInfo) -> ArrayShape | None:
     array = configuration.get("array") if isinstance(configuration, dict) else None
     if not isinstance(array, dict):
         return None
-    md = array.get("md") if isinstance(array.get("md"), dict) else {}
     members = tuple(array.get("members") or ())
+    if array.get("kind") == "lvm":  # md's personalities under dm-raid, or dm-stripe: the same layouts
+        level = str(array.get("level") or "")
+        return ArrayShape(kind="lvm", level=LVM_LEVELS.get(level, level), members=members,
+                          state=str(array.get("state", "clean")), raid_disks=len(members),
+                          chunk_bytes=_number(array.get("stripe_size_bytes")) or None)
+    md = array.get("md") if isinstance(array.get("md"), dict) else {}
     level = str(md.get("level") or array.get("level") or "")
     chunk = _number(md.get("chunk_size"))
     copies = 2
@@ -162,7 +169,7 @@ def member_drive(member: RunRecord) -> Drive:
 def member_layout(shape: ArrayShape, drive: Drive) -> Layout | str:
     """The array as the planner's layout of the measured drive, or why the model has none for it."""
     level = LEVELS.get(shape.level)
-    if shape.kind != "md" or level is None or level.zfs or level.grouped:
+    if shape.kind not in ("md", "lvm") or level is None or level.zfs or level.grouped:
         return f"the planner has no {shape.kind} {shape.level} layout"
     if shape.state not in PLANNED_STATES:
         return f"the model plans arrays whose members all work, not a {shape.state} one"

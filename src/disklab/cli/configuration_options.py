@@ -5,7 +5,7 @@ import click
 
 
 def configuration_options(command):
-    """--fs, --write-cache, --condition, --overprovision, --members, --array, --array-state."""
+    """--fs, --write-cache, --condition, --overprovision, --members, --array, --array-state, --measure-member."""
     for option in reversed(_OPTIONS):
         command = option(command)
     return command
@@ -41,4 +41,8 @@ _OPTIONS = (
                  help="With --array: run once per state of each array: clean (the resync finished first; the default), "
                       "assume-clean (no resync), degraded (a member failed and removed), rebuilding (the suite runs "
                       "while md rebuilds onto a spare; its progress recorded at the start and end of each test)."),
+    click.option("--measure-member", is_flag=True,
+                 help="With --members and --array: first run the suite on the first member alone (the series' first "
+                      "run), so that 'disklab compare series:N' sets the planner's prediction of each array from that "
+                      "member beside the array's measured figures."),
 )

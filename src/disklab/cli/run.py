@@ -101,7 +101,7 @@ from disklab.units import parse_duration, parse_percent, parse_size
                    "'disklab show N --format FORMAT' prints it.")
 @click.pass_context
 def run(ctx, suite, target, hosts, overrides, read_only, repeat, precision, best_of, max_time, p99, destroy_data, force,
-        fs, write_cache, condition, overprovision, members, array, array_state, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
+        fs, write_cache, condition, overprovision, members, array, array_state, measure_member, spec, cache_bytes, keep_file, clients, transactions, time_s, pg_set,
         keep_cluster, tablespace_only, trace, speed, wrap, fio_folder, dry_run, name, quiet, output_format, new_file,
         fio_test):
     """Run SUITE (built-in, .toml, a fio JOB.fio, 'replay' with --trace; none: one test of --rw, --bs ...); store it."""
@@ -182,7 +182,7 @@ def _take_suite_configurations(ctx, suite: Suite) -> None:
 def configured(params: dict) -> bool:
     """Whether the suite runs once per configuration."""
     return any(params[name] for name in ("condition", "fs", "write_cache", "overprovision", "array", "array_state",
-                                         "members"))
+                                         "members", "measure_member"))
 
 
 def _run_on(ctx, suite: Suite, resolved: Target, repeat: int, shared: bool, recorded: dict | None = None,
@@ -234,7 +234,8 @@ def _replay(ctx) -> None:
 _PGBENCH_OPTIONS = ("clients", "transactions", "time_s", "pg_set", "keep_cluster", "tablespace_only")
 _FIO_OPTIONS = ("read_only", "repeat", "precision", "best_of", "max_time", "p99", "destroy_data", "force", "keep_file",
                 "hosts", "cache_bytes", "quiet", "output_format", "new_file", "fs",
-                "write_cache", "condition", "overprovision", "members", "array", "array_state", "spec")
+                "write_cache", "condition", "overprovision", "members", "array", "array_state", "measure_member",
+                "spec")
 
 
 def _best_of_passes(ctx, suite: Suite, best_of: int, precision: float | None) -> int:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 import click
 
 from disklab.errors import UserError
-from disklab.run.configured import Consent, UnderTest, Variations, check_configured, dry_run_steps, planned_target, \
-    run_configured
+from disklab.run.configured import Consent, UnderTest, Variations, check_configured, check_member_alone, \
+    dry_run_steps, planned_target, run_configured
 from disklab.targets.array import parse_array_specs, parse_states as parse_array_states
 from disklab.targets.condition import parse_conditions
 from disklab.targets.filesystem import parse_fs_specs
@@ -46,6 +46,11 @@ def run_per_configuration(ctx: click.Context, device: Target | None,
     under_test = UnderTest(device, tuple(resolve_target(member) for member in _members(params["members"])))
     if params["dry_run"]:
         controls = check_configured(under_test, variations, consent)
+        if params["measure_member"]:
+            check_member_alone(under_test)
+            click.echo(f"first: the suite on {under_test.members[0].path} alone (the drive each array is predicted "
+                       "from)")
+            run_on(under_test.members[0], {}, None)
         for line, configuration in zip(dry_run_steps(under_test, variations, controls), variations.configurations()):
             click.echo(line)
             planned = planned_target(under_test, configuration)
@@ -53,7 +58,7 @@ def run_per_configuration(ctx: click.Context, device: Target | None,
                 run_on(planned, {}, None)
         return []
     say = (lambda line: None) if params["quiet"] else (lambda line: click.echo(line, err=True))
-    return run_configured(under_test, variations, consent, params["name"], say, run_on)
+    return run_configured(under_test, variations, consent, params["name"], say, run_on, params["measure_member"])
 
 
 def _members(given: str | None) -> list[str]:

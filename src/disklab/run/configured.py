@@ -181,8 +181,11 @@ def planned_target(under_test: UnderTest, configuration: Configuration) -> Targe
 
 
 def run_configured(under_test: UnderTest, variations: Variations, consent: Consent, name: str | None,
-                   say: Callable[[str], None], run_on: RunOn) -> list[int]:
-    """Each configuration set up, run on and undone in turn; the stored runs' numbers."""
+                   say: Callable[[str], None], run_on: RunOn, measure_member: bool = False) -> list[int]:
+    """Each configuration set up, run on and undone in turn; the stored runs' numbers. `measure_member`: the first
+    of the members measured alone first, the series' first run (member_alone)."""
+    if measure_member:
+        check_member_alone(under_test)
     # What killed configured runs left comes first, before the devices are checked: their arrays hold the members.
     # Of those, a file system first: the array under it stops only once it is unmounted.
     for restored in remove_leftovers(mount_leftovers() + leftover_arrays() + cache_leftovers()):
@@ -199,6 +202,9 @@ def run_configured(under_test: UnderTest, variations: Variations, consent: Conse
         _check_writable(under_test.disks, consent.force)
     found = variations.configurations()
     runs: list[int] = []
+    if measure_member:
+        run_id = member_alone(under_test.members[0], found[0], controls[:1], name, say, run_on)
+        runs += [run_id] if run_id is not None else []
     with ExitStack() as mounts:
         folder = mounts.enter_context(mount_point(say)) if variations.specs else None
         for index, configuration in enumerate(found, start=1):
@@ -214,6 +220,27 @@ def run_configured(under_test: UnderTest, variations: Variations, consent: Conse
         say(f"runs {', '.join(map(str, runs))} are one series, one configuration each: disklab compare "
             f"series:{runs[0]}")
     return runs
+
+
+def check_member_alone(under_test: UnderTest) -> None:
+    if not under_test.members:
+        raise UserError("--measure-member measures the first of --members alone before the arrays built of them: "
+                        "give --members and --array")
+
+
+def member_alone(member: Target, first: Configuration, controls: list[CacheControl], name: str | None,
+                 say: Callable[[str], None], run_on: RunOn) -> int | None:
+    """One member measured alone as the drive the arrays are made of (the planner predicts each array from it,
+    capacity/measured.py): the raw device, at the write-cache state the first array runs with; a condition, file
+    system or spare area is the array's, not the drive's."""
+    with ExitStack() as undo:
+        label, recorded = "member alone", {"member_alone": member.path}
+        if first.cache_state:
+            recorded["write_cache"] = undo.enter_context(cache_set(controls[0], first.cache_state, say))
+            label += f" · write cache {first.cache_state}"
+        say(f"{label}: {member.path}, measured first: the drive each array is predicted from (compare series:N)")
+        return run_on(member, {"name": f"{name} · {label}" if name else label,
+                               "configuration": {"label": label, **recorded}, "series": None}, None)
 
 
 @contextmanager

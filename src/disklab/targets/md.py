@@ -98,10 +98,11 @@ def built_array(spec: ArraySpec, members: tuple[str, ...], state: str, number: i
 
 def md_record(device: str, sysfs_root: str = "/sys") -> dict:
     """The array as md reports it: level, chunk, layout, members, metadata, bitmap, consistency policy, state,
-    sync action and progress, stripe cache; and mdadm's words for the layout and state."""
+    sync action and progress, stripe cache, safe-mode delay (how long after its last write md marks the array clean,
+    a superblock write each way); and mdadm's words for the layout and state."""
     md = Path(sysfs_root) / "block" / Path(device).name / "md"
     keys = ("level", "raid_disks", "chunk_size", "layout", "metadata_version", "consistency_policy", "array_state",
-            "sync_action", "degraded", "stripe_cache_size", "component_size")
+            "sync_action", "degraded", "stripe_cache_size", "safe_mode_delay", "component_size")
     record = {key: _read(md / key) for key in keys}
     record["bitmap"] = _read(md / "bitmap" / "location")
     record["member_states"] = {_read(slot / "block" / "uevent", "DEVNAME") or slot.name[4:]: _read(slot / "state")

@@ -88,8 +88,10 @@ def check_three_arrays_are_three_runs_of_one_series_each_recording_what_md_repor
         if layout is not None:  # md's numbers: 2 left-symmetric, 258 (0x102) near=2
             assert md["layout"] == layout, md
         assert md["array_state"] in ("clean", "active"), md
-        if level != "raid0":  # raid0 has nothing to resync, and no sync_action
+        if level != "raid0":  # raid0 has nothing to resync, no sync_action and no dirty state
             assert md["sync_action"] == "idle" and array["resync"]["seconds"] > 0, array
+            # md's default, 200 ms after the last write, in whole jiffies (0.204 s at this kernel's HZ of 250)
+            assert float(md["safe_mode_delay"]) == pytest.approx(0.2, abs=0.005), md
         assert sorted(md["member_states"]) == sorted(Path(m).name for m in members), md
         assert array["commands"][0].startswith(f"mdadm --create /dev/md/disklab-array-")
         assert run["target_kind"] == "device" and run["target"].startswith("/dev/md"), run
