@@ -235,7 +235,7 @@ def _adhoc(zoo, folder, stack, children):
     target = str(_folder(folder))
     zoo.stored("ad-hoc", "run", "--rw", "randrw", "--rwmixread", "70", "--bs", "8k", "--iodepth", "8",
                "--target", target, *SHORT)
-    for rw, bs in (("randread", "4KB"), ("read", "1m"), ("write", "65536"), ("randwrite", "16K")):
+    for rw, bs in (("randread", "4KiB"), ("read", "1m"), ("write", "65536"), ("randwrite", "16K")):
         zoo.stored("ad-hoc", "run", "--rw", rw, "--bs", bs, "--numjobs", "2", "--repeat", "1", "--target", target,
                    *SHORT)
 

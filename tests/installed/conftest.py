@@ -27,7 +27,7 @@ from tests.run_kinds import COMMAND_TIMEOUT_S, MAKERS, Zoo, make_zoo
 
 ROOT = Path(__file__).parents[2]
 WHEELHOUSE = ROOT / ".venv" / "wheelhouse"  # disklab's dependencies as wheels: scripts/setup.sh tests
-# The runs the tier takes through every command: a built-in suite, ad-hoc runs (bs as 8k, 4KB, 1m, 65536, 16K) and
+# The runs the tier takes through every command: a built-in suite, ad-hoc runs (bs as 8k, 4KiB, 1m, 65536, 16K) and
 # a fio job file (tests/run_kinds.py makes them as it does for the run-kinds tests).
 KINDS = ("builtin repeat 1", "ad-hoc", "fio job file")
 

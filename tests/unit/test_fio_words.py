@@ -58,9 +58,11 @@ def test_fios_defaults_where_the_file_is_silent_and_sizes_as_fio_reads_them(tmp_
     assert (a.fio_rw, a.rwmixread, a.size, a.bs, a.direct, a.engine, a.runtime, a.time_based) == (
         "randrw", 70, 1_000_000, 4096, False, "psync", 0.0, False)
     assert (b.fio_rw, b.size, b.bs, b.jobs, b.time_based, b.runtime) == ("read", 1024**2, 512, 2, True, 2.0)
-    assert load_suite(str(path)).notes == (
+    assert load_suite(str(path)).notes == (  # b's 1MiB is read alike at kb_base=1000: no note of it
         f"{path}: fio would run b at the same time as the job before; disklab runs each job section as a test of its "
-        "own, one after another",)
+        "own, one after another",
+        f"{path}: [a] size=1MiB is 1,000,000 bytes as fio reads it (kb_base=1024), not 1,048,576: the test runs as "
+        "fio would run it")
 
 
 # A suite of one group named 'a', to which each case adds fio's names.
@@ -139,12 +141,16 @@ def test_any_text_is_a_toml_string_read_back_as_it_was(text):
 
 # --- one test of fio's options on the command line ---
 
-def test_fios_options_make_one_test_read_as_fio_reads_them_with_disklabs_defaults_for_the_rest():
-    suite = suite_or_test(None, {"rw": "randrw", "bs": "4KB", "iodepth": "32", "numjobs": "4", "rwmixread": "70"})
+def test_fios_options_make_one_test_in_disklabs_units_with_disklabs_defaults_for_the_rest():
+    suite = suite_or_test(None, {"rw": "randrw", "bs": "4KiB", "iodepth": "32", "numjobs": "4", "rwmixread": "70"})
     (test,) = build_plan(suite).tests
     assert (test.fio_rw, test.bs, test.iodepth, test.jobs, test.rwmixread) == ("randrw", 4096, 32, 4, 70)
     assert (test.direct, test.engine, test.time_based, test.runtime) == (True, "auto", True, 5.0)
-    assert test.label == "rw=randrw bs=4KB iodepth=32 numjobs=4 rwmixread=70" and suite.notes == ()
+    assert test.label == "rw=randrw bs=4KiB iodepth=32 numjobs=4 rwmixread=70" and suite.notes == ()
+    # --bs as --size reads it: 4KiB (which fio reads as 4,000 bytes) and 4k are 4,096, 64KB 64,000 (whole sectors)
+    for given, size in (("4k", 4096), ("4K", 4096), ("1MiB", 1024**2), ("1m", 1024**2), ("64000", 64000),
+                        ("64KB", 64000)):
+        assert build_plan(suite_or_test(None, {"bs": given})).tests[0].bs == size, given
     assert suite_or_test(None, {"iodepth": "8"}).notes == (
         "no --rw given: random reads (disklab's default; fio's is sequential reads)",
         "no --bs given: 4 KiB blocks (fio's default too)")
@@ -164,7 +170,12 @@ def test_a_one_test_run_with_the_real_fio_is_stored_and_shown(tmp_path):
     (("quick", "--iodepth", "32"), ("--iodepth: fio's options make a one-test run without SUITE",
                                     "they do not change the tests of 'quick'")),
     (("--dry-run",), ("name a SUITE", "--rw randread --bs 4k")),
-    (("--bs", "lots"), ("the command line: --bs: 'lots' is not a size fio reads",)),
+    (("--bs", "lots"), ("the command line: --bs: 'lots' is not a size (examples: 4096, 4k",)),
+    (("--bs", "4x"), ("the command line: --bs: '4x' is not a size",)),
+    (("--bs", "4KB"), ("--bs: '4KB' is 4,000 bytes, not a whole number of 512-byte sectors", "4k and 4KiB are 4,096")),
+    (("--bs", "4k,64k"), ("the command line: --bs: '4k,64k' is not a size",)),
+    (("--iodepth", "4x"), ("the command line: --iodepth: '4x' is not a whole number",)),
+    (("--numjobs", "2k"), ("the command line: --numjobs: '2k' is not a whole number",)),
     (("--rw", "trim"), ("trim is for imported fio results only",)),
     (("--rw", "randomread"), ("--rw: 'randomread' is not one of read",)),
     (("--iodepth", "0"), ("iodepth: 0 is outside 1..65536",)),

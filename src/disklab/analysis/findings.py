@@ -33,6 +33,7 @@ SPEC_READS = (("sequential", "read", "mb_per_s", "seq_read_mb_per_s"), ("sequent
               ("random", "write", "iops", "rand_write_iops"))
 SPEC_MIN_SEQUENTIAL_BS = 128 * 1024  # spec sheets rate sequential transfer with large blocks, random IOPS at 4 KiB
 SPEC_RANDOM_BS = 4096
+BEYOND_INTERFACE = "beyond the interface"  # a figure no drive on the rated interface can deliver
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Spec:
     rand_read_iops: float | None = None
     rand_write_iops: float | None = None
     matched_by: str | None = None  # how the drive file was found without --spec: "model 'X'"
+    interface: str | None = None  # the drive file's, e.g. "sata-6g", and the most it carries after line coding
+    interface_mb_per_s: float | None = None
 
 
 def findings(record: RunRecord, spec: Spec | None = None,
@@ -235,7 +238,12 @@ def spec_check(record: RunRecord, spec: Spec | None) -> list[Finding]:
             continue
         _, best, label, withheld = max(candidates, key=lambda c: c[0])
         share = best.mean / rated
-        if best.n < 2:
+        moved_mb_per_s = best.mean if metric_name == "mb_per_s" else best.mean * SPEC_RANDOM_BS / 1e6
+        if spec.interface_mb_per_s and moved_mb_per_s > spec.interface_mb_per_s:
+            verdict = BEYOND_INTERFACE  # a cache answered (the host's, the array's, the drive's DRAM): not the drive
+            basis = (f"{moved_mb_per_s:,.0f} MB/s is faster than {spec.interface} carries "
+                     f"({spec.interface_mb_per_s:,.0f} MB/s): a cache answered, not the drive the rating is for")
+        elif best.n < 2:
             verdict, basis = NO_VERDICT, "a single pass: no spread measured (run with the default passes)"
         elif best.ci95_half_width is not None and abs(best.mean - rated) <= best.ci95_half_width:
             verdict, basis = "cannot tell", f"the rating lies within the 95 % interval of n = {best.n}"

@@ -14,11 +14,12 @@ from disklab.errors import UserError
 from disklab.suite.loader import load_suite, parse_suite
 from disklab.suite.model import Suite
 
-# fio's option -> its help; the values are read as fio reads them (4k and 4KB are 4,096 bytes).
+# fio's option -> its help; the values are read in disklab's units (suite/fio_jobfile.adhoc_suite_text).
 FIO_TEST_OPTIONS = {
     "rw": "Without SUITE, fio's options make a run of one test (disklab's defaults for the rest); fio's rw of it: "
           "read, write, randread, randwrite, rw, randrw",
-    "bs": "fio's bs of that test, read as fio reads it (4k and 4KB are 4,096 bytes)",
+    "bs": "fio's bs of that test, in disklab's units as every size on the command line (4k and 4KiB are 4,096 bytes, "
+          "4KB 4,000; a job file's sizes are read as fio reads them)",
     "iodepth": "fio's iodepth of that test",
     "numjobs": "fio's numjobs of that test",
     "rwmixread": "fio's rwmixread (read share in percent) of a mixed test",

@@ -46,7 +46,8 @@ def _spec_of(drive, matched_by: str | None = None) -> dict:
     from disklab.analysis.findings import Spec  # the analysis package: only when a drive's ratings are looked up
 
     return asdict(Spec(drive.name, drive.seq_read_bytes_per_s / 1e6, drive.seq_write_bytes_per_s / 1e6,
-                       drive.rand_read_iops, drive.rand_write_iops, matched_by))
+                       drive.rand_read_iops, drive.rand_write_iops, matched_by, drive.interface,
+                       drive.interface_bytes_per_s / 1e6))
 
 
 spec_option = click.option(

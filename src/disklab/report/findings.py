@@ -5,13 +5,13 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from disklab.analysis.findings import Figure, Finding
+from disklab.analysis.findings import BEYOND_INTERFACE, Figure, Finding
 from disklab.report.terminal import terminal_text
 
 HEADINGS = ("Finding", "Test", "What the figures say", "Verdict", "Basis", "Figures")
 TITLE = "Findings"
 _STYLES = {"not representative": "yellow", "misses the spec": "red", "reaches the spec": "green",
-           "no verdict": "dim"}
+           BEYOND_INTERFACE: "yellow", "no verdict": "dim"}
 
 
 def figure_text(figure: Figure) -> str:

@@ -14,7 +14,7 @@ from disklab.errors import UserError
 from disklab.fio.sizes import is_percent, option_bases, parse_fio_size, per_direction
 from disklab.suite.model import FIO_RW_MODES
 from disklab.system.textfile import toml_string
-from disklab.units import brief, parse_duration
+from disklab.units import brief, parse_duration, parse_size
 
 # Where I/O goes, results and logs, and how fio's processes are grouped: disklab sets these for every test.
 SET_BY_DISKLAB = (
@@ -25,6 +25,7 @@ SET_BY_DISKLAB = (
 _RW = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
     "readwrite": ("sequential", "mixed")}
 _SYNONYMS = {"readwrite": "rw", "blocksize": "bs"}
+SECTOR_BYTES = 512  # the smallest logical block a device has: a command-line block size is a whole number of them
 
 
 def _flag(value: str | None, _base: int) -> bool:
@@ -173,18 +174,60 @@ def jobfile_suite_text(path: Path, text: str) -> tuple[str, list[str]]:
            "where it is silent):", *(f"#   {_printable(line)}" for line in text.splitlines()),
            *suite_toml(path.stem, f"fio job file {path.name}",
                        [(name, test_values(options, f"{where}: [{name}]")) for name, options in jobs])]
-    return "\n".join(out) + "\n", notes
+    return "\n".join(out) + "\n", notes + size_notes(jobs, where)  # after test_values has refused a bad kb_base
 
 
 def adhoc_suite_text(options: dict[str, str]) -> tuple[str, list[str]]:
     """One test from fio's options on the command line (--rw, --bs, ...), disklab's defaults for the rest (a suite's:
-    direct I/O, the best engine, 5 s time based), and a note of the defaults taken for what the options leave out."""
-    values = test_values(options, "the command line", fio_defaults=False, spell=lambda key: f"--{key}")
+    direct I/O, the best engine, 5 s time based), and a note of the defaults taken for what the options leave out.
+    The values are disklab's, as on every other option of the command line: --bs 4KiB is 4,096 bytes (fio would
+    read 4,000), 4KB 4,000; the counts are whole numbers (fio would read --iodepth 4x as 4)."""
+    values = test_values(_in_bytes_and_counts(options), "the command line", fio_defaults=False,
+                         spell=lambda key: f"--{key}")
     name = " ".join(f"{key}={value}" for key, value in options.items())
     notes = [] if "rw" in options else ["no --rw given: random reads (disklab's default; fio's is sequential reads)"]
     if "bs" not in options:
         notes.append("no --bs given: 4 KiB blocks (fio's default too)")
     return "\n".join(suite_toml("adhoc", f"fio options {name}", [(name, values)])) + "\n", notes
+
+
+def _in_bytes_and_counts(options: dict[str, str]) -> dict[str, str]:
+    """The command line's sizes in disklab's units and its counts as whole numbers, handed on as plain numbers, which
+    fio's reading leaves as they are."""
+    read = {}
+    for key, value in options.items():
+        if key == "bs":
+            try:
+                size = parse_size(value)
+            except ValueError as exc:
+                raise UserError(f"the command line: --bs: {exc}") from None
+            if size % SECTOR_BYTES:
+                raise UserError(f"the command line: --bs: {brief(value)} is {size:,} bytes, not a whole number of "
+                                f"{SECTOR_BYTES}-byte sectors (KB and MB are powers of 1000; k, KiB, m and MiB of "
+                                "1024: 4k and 4KiB are 4,096 bytes)")
+            value = str(size)
+        elif key != "rw" and not value.strip().isdigit():
+            raise UserError(f"the command line: --{key}: {brief(value)} is not a whole number")
+        read[key] = value
+    return read
+
+
+def size_notes(jobs: list[tuple[str, dict]], where: str) -> list[str]:
+    """Where fio's reading of a size differs from what its unit says (kb_base=1024: 4KiB is 4,000 bytes to fio, 16MB
+    16 MiB), one note each: the test runs as fio reads it."""
+    notes = {}
+    for name, options in jobs:
+        bases = option_bases(options)
+        for key in ("bs", "size", "filesize", "rate"):
+            value = options.get(key)
+            try:
+                as_written, as_fio = parse_size(value.strip()), parse_fio_size(value, bases[key])
+            except (AttributeError, ValueError):  # absent, split per direction, or not a plain size: no unit to read
+                continue
+            if as_written != as_fio:
+                notes[(key, value)] = (f"{where}: [{name}] {key}={value} is {as_fio:,} bytes as fio reads it "
+                                       f"(kb_base={bases[key]}), not {as_written:,}: the test runs as fio would run it")
+    return list(notes.values())
 
 
 def suite_toml(name: str, description: str, groups: list[tuple[str, dict]]) -> list[str]:
