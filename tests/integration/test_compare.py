@@ -119,6 +119,36 @@ def test_default_runs_of_one_target_measure_their_spread_and_are_within_noise(di
     assert verdicts.count("within noise") >= 2 or busy_tests(disklab) or any(
         value["ci95_percent"] > 10 for value in inconclusive), capped
 
+    # One latency figure per name: show's mean is over every I/O of the passes and its percentiles those of the
+    # passes' json+ histograms merged, as computed here from fio's own output; compare centres on the same figures.
+    for run_id, index in ((1, 0), (2, 1)):
+        planned = json.loads(disklab("show", str(run_id), "-f", "json").stdout)["planned"]
+        for test in planned:
+            outputs = [row["fio_output"] for row in disklab.query(
+                "SELECT fio_output FROM tests WHERE run_id = ? AND plan_index = ?", (run_id, test["plan_index"]))]
+            summary = test["summary"]["read"]
+            bins: dict[float, int] = {}
+            for output in outputs:
+                for value, count in json.loads(output)["jobs"][0]["read"]["clat_ns"]["bins"].items():
+                    bins[float(value)] = bins.get(float(value), 0) + count
+            ios = sum(bins.values())
+            assert summary["clat_ios"] == ios, summary
+            for key, share in (("p50", 0.5), ("p99", 0.99), ("p99_9", 0.999)):
+                if ios * (1 - share) < 10:  # not supported by the sample: not given
+                    assert key not in summary["clat_percentiles_ns"], (key, ios)
+                    continue
+                running = 0
+                for value, count in sorted(bins.items()):
+                    running += count
+                    if running >= share * ios:
+                        break
+                assert summary["clat_percentiles_ns"][key] == value, (key, summary)
+            for metric, figure in (("lat_mean_us", summary["lat_mean_ns"] / 1e3),
+                                   ("clat_p99_us", summary["clat_percentiles_ns"].get("p99", 0) / 1e3)):
+                (row,) = [r for r in rows if (r["test"], r["metric"]) == (test["label"], metric)] or [None]
+                if row is not None:
+                    assert row["values"][index]["mean"] == pytest.approx(figure), (metric, row)
+
     changed = json.loads(disklab("compare", "1", "2", "--only-changed", "--format", "json").stdout)
     shown = {(r["test"], r["metric"]) for r in changed["rows"]}
     assert not shown & {(r["test"], r["metric"]) for r in capped if r["values"][1]["verdict"] == "within noise"}

@@ -19,6 +19,7 @@ from disklab.analysis.verdict import (
 from disklab.cli.main import cli
 from disklab.fio.parse import DirectionMetrics, JobResult, extract_json, parse_fio_output
 from disklab.report.compare import compare_renderables, notes, shown, to_csv, to_json, to_markdown
+from disklab.report.rows import summary_rows
 from disklab.store.repository import Store
 from disklab.suite.params import PARAMS
 from tests.conftest import FIO_FIXTURES, fixture_text
@@ -29,9 +30,10 @@ LAYOUTS = FIO_FIXTURES / "layouts"  # real fio output of every layout (its captu
 KIB = 1024
 
 
-def job(iops: float, bs: int = 4096, lat_us: float = 100.0, p99_us: float = 200.0) -> JobResult:
-    read = DirectionMetrics("read", int(iops * bs), int(iops), iops, iops * bs, 1000, lat_us * 1e3, lat_us * 1e3,
-                            1e6, {"p99": p99_us * 1e3})
+def job(iops: float, bs: int = 4096, lat_us: float = 100.0, p99_us: float = 200.0, seconds: int = 1) -> JobResult:
+    """A pass of `seconds`: a p99 needs 1,000 I/Os of the passes together (analysis/repeats.TAIL_IOS)."""
+    read = DirectionMetrics("read", int(iops * bs * seconds), int(iops * seconds), iops, iops * bs, 1000 * seconds,
+                            lat_us * 1e3, lat_us * 1e3, 1e6, {"p99": p99_us * 1e3})
     return JobResult("t", 0, 1.0, 2.0, (read,))
 
 
@@ -241,9 +243,10 @@ def test_every_format_parses(store):
     view = shown(compare_runs([a, b]), False)
     document = json.loads(to_json(view))
     assert document["format"] == "disklab-compare" and document["baseline"] == a.info.id
-    assert len(document["rows"]) == 20 and document["rows"][0]["values"][1]["verdict"] == BETTER
+    # 5 tests x IOPS, MB/s and mean latency; no p99: 3 passes of 100 I/Os cannot support one (1,000 needed)
+    assert len(document["rows"]) == 15 and document["rows"][0]["values"][1]["verdict"] == BETTER
     rows = list(csv.DictReader(io.StringIO(to_csv(view))))
-    assert len(rows) == 20
+    assert len(rows) == 15
     assert (rows[0]["test"], rows[0]["metric"], rows[0]["run 2 verdict"]) == ("RND4K", "iops", "better")
     assert float(rows[0]["run 2 ratio"]) == pytest.approx(6.0)
     markdown = to_markdown(view)
@@ -383,9 +386,9 @@ def test_single_runs_get_no_verdict_however_far_apart_with_the_ratio_and_the_fix
 
 
 def test_the_wide_repeated_run_of_the_issue_is_inconclusive_and_the_output_says_what_to_do(store):
-    single = stored_run(store, [("t", {}, [job(1000)])])
-    wide = stored_run(store, [("t", {}, [job(v) for v in WIDE_PAIR])])
-    lower = stored_run(store, [("t", {}, [job(800)])])
+    single = stored_run(store, [("t", {}, [job(1000, seconds=10)])])
+    wide = stored_run(store, [("t", {}, [job(v, seconds=10) for v in WIDE_PAIR])])
+    lower = stored_run(store, [("t", {}, [job(800, seconds=10)])])
     comparison = compare_runs([lower, wide, single])
     iops = row(comparison, "t", "iops")
     assert [(c.verdict, c.basis) for c in iops.cells[1:]] == [(INCONCLUSIVE, INTERVAL), (NO_VERDICT, SINGLE_RUNS)]
@@ -517,3 +520,18 @@ def test_a_withheld_figure_makes_no_crossover(store):
     busy = store.get_run(bandwidth_capped.info.id)
     assert compare_runs([iops_capped, busy]).crossovers == ()
     assert compare_runs([busy, iops_capped]).crossovers == (), "nor with the flagged run as the baseline"
+
+
+def test_compare_shows_the_mean_latency_show_shows_a_bad_pass_weighing_by_its_ios(store):
+    """The reviewer's run (issue 42): four passes of a QD1 write at 100 µs and one that waited 35 ms an I/O. The
+    mean over every I/O is about 124 µs in show; a mean of the passes' means (7,080 µs) made compare print 29x."""
+    passes_ = [job(10_000, lat_us=100.0)] * 2 + [job(28, lat_us=35_000.0)] + [job(10_000, lat_us=100.0)] * 2
+    ordinary = [job(10_000, lat_us=100.0)] * 5
+    bad, good = stored_run(store, [("t", {}, passes_)]), stored_run(store, [("t", {}, ordinary)])
+    (shown_row,) = [r for r in summary_rows(bad) if r.direction == "read"]
+    expected = (4 * 10_000 * 100.0 + 28 * 35_000.0) / (4 * 10_000 + 28)
+    assert shown_row.lat_mean_us == pytest.approx(expected)
+    lat = row(compare_runs([good, bad]), "t", "lat_mean_us")
+    assert lat.cells[1].summary.mean == pytest.approx(shown_row.lat_mean_us)
+    assert lat.cells[1].ratio == pytest.approx(expected / 100.0) and lat.cells[1].ratio < 1.3
+    assert lat.cells[1].summary.n == 5 and lat.cells[1].summary.ci95_half_width > 0  # the passes' spread kept

@@ -149,8 +149,8 @@ def test_repeated_tests_are_plotted_as_their_mean(tmp_path):
     # The interval the tables print: mean 2000, n = 2, t(1) = 12.706 times the standard error of 1000.
     assert {(s.n, s.mean, round(s.ci95_half_width)) for s in charts["quick-random"].series[0].spreads} == {
         (2, 2000.0, 12706)}
-    assert "worst of the repeats" in charts["latency-1"].caption
-    assert "the worst of n = 2 repeats" in charts["latency-1"].note, "said inside the chart, which has no error bars"
+    assert "the repeats' json+ histograms merged" in charts["latency-1"].caption
+    assert "the percentiles of every I/O of n = 2 repeats" in charts["latency-1"].note, "said inside the chart, which has no error bars"
     html = render_html(build_report([record], "2026-01-01T00:00:00+00:00"))
     assert "every planned test" in html and "+/-" in html and "635.3 %" in html  # the table's interval ...
     assert "± 12,706 (635.3 %, 95 % interval, mean of n = 2)" in html  # ... is the error bar's

@@ -50,7 +50,8 @@ def test_a_run_on_that_model_is_checked_against_its_ratings(home):
     spec = spec_module.spec_by_model({"device.nvme0n1.model": "Samsung SSD 990 PRO 2TB"}, said.append)
     assert spec == {"name": "my-990", "seq_read_mb_per_s": 6900.0, "seq_write_mb_per_s": 6500.0,
                     "rand_read_iops": 1400000, "rand_write_iops": 1550000,
-                    "matched_by": "model 'Samsung SSD 990 PRO 2TB'"}
+                    "matched_by": "model 'Samsung SSD 990 PRO 2TB'", "interface": "nvme-pcie4-x4",
+                    "interface_mb_per_s": pytest.approx(7876.9, abs=0.1)}  # 16 GT/s x 4 lanes, 128b/130b
     assert said == ["results checked against drive file my-990 (model 'Samsung SSD 990 PRO 2TB'): see the findings"]
     assert spec_module.spec_by_model({"device.vda.model": None}, said.append) is None
 

@@ -132,11 +132,12 @@ def test_trims_compare_by_direction_and_like_writes(tmp_path):
     base, randtrim = imported("trim", "randtrim")
     assert invoke("import", faster).exit_code == 0
     comparison = compare_runs([record(base), record(3)])
+    # 128 trims: too few I/Os for a p99 (1,000: analysis/repeats.TAIL_IOS), so none is compared
     assert {(r.direction, r.metric) for r in comparison.rows} == {
-        ("trim", "iops"), ("trim", "mb_per_s"), ("trim", "lat_mean_us"), ("trim", "clat_p99_us")}
+        ("trim", "iops"), ("trim", "mb_per_s"), ("trim", "lat_mean_us")}
     # Imported fio outputs are single runs: the ratios say faster, and no verdict is claimed without a spread.
     assert all(r.cells[1].verdict == NO_VERDICT for r in comparison.rows)
-    assert [round(r.cells[1].ratio, 2) for r in comparison.rows] == [2.0, 2.0, 0.5, 0.5]
+    assert [round(r.cells[1].ratio, 2) for r in comparison.rows] == [2.0, 2.0, 0.5]
     assert invoke("compare", base, 3).exit_code == 0
     unmatched = invoke("compare", base, randtrim)  # sequential and random trims are different tests
     assert unmatched.exit_code == 2 and "no test in common" in unmatched.output

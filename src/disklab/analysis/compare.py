@@ -9,8 +9,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from disklab.analysis.repeats import planned_tests, repeated
-from disklab.analysis.stats import Summary, summarize
+from disklab.analysis.repeats import planned_tests, pooled_sample, repeated
+from disklab.analysis.stats import Summary
 from disklab.analysis.verdict import BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, WITHIN_NOISE, WORSE, judge, ratio
 from disklab.analysis.withheld import withheld_reason
 from disklab.env.registry import env_differences
@@ -303,9 +303,9 @@ def _rows(key: TestKey, units: list[dict[TestKey, PlannedUnit]], tolerance_perce
 
 
 def unit_sample(unit: PlannedUnit, direction: str, metric: CompareMetric) -> Summary | None:
-    values = [metric.value(m) for t in unit.tests for m in t.metrics if m.direction == direction]
-    values = [v for v in values if v is not None]
-    return summarize(values) if values else None
+    measured = [(v, m.total_ios) for t in unit.tests for m in t.metrics
+                if m.direction == direction and (v := metric.value(m)) is not None]
+    return pooled_sample(unit.tests, direction, metric.name, measured) if measured else None
 
 
 def with_best(cell: Cell, unit: PlannedUnit | None, direction: str, metric: CompareMetric) -> Cell:

@@ -60,6 +60,27 @@ def summarize(values: Sequence[float]) -> Summary:
     return Summary(n, mean, stdev, half, abs(half / mean) * 100 if mean else None)
 
 
+def weighted_summarize(values: Sequence[float], weights: Sequence[float]) -> Summary:
+    """The weighted mean (a latency mean over every I/O: each pass's mean weighted by its I/O count), and the passes'
+    spread around it as n passes (reliability weights: equal weights give summarize's figures)."""
+    total = math.fsum(weights)
+    if not values or total <= 0:
+        return summarize(values)
+    n = len(values)
+    mean = math.fsum(w * x for x, w in zip(values, weights)) / total
+    if n == 1:
+        return Summary(1, mean, None, None, None)
+    stdev = math.sqrt(math.fsum(w * (x - mean) ** 2 for x, w in zip(values, weights)) / total * n / (n - 1))
+    half = t_975(n - 1) * stdev / math.sqrt(n)
+    return Summary(n, mean, stdev, half, abs(half / mean) * 100 if mean else None)
+
+
+def centred_on(summary: Summary, centre: float) -> Summary:
+    """The passes' spread around a figure pooled from all their I/O (a percentile of the merged histograms)."""
+    percent = abs(summary.ci95_half_width / centre) * 100 if summary.ci95_half_width is not None and centre else None
+    return Summary(summary.n, centre, summary.stdev, summary.ci95_half_width, percent)
+
+
 def too_wide(summary: Summary, threshold_percent: float = TOO_WIDE_PERCENT) -> bool:
     """True when the interval is known and wider than the threshold; a single value has no interval to judge."""
     return summary.ci95_percent is not None and summary.ci95_percent > threshold_percent

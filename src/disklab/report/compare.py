@@ -86,7 +86,8 @@ def notes(view: Shown) -> list[str]:
         lines.append("best of N: a --best-of run's best pass, as CrystalDiskMark reports it; its ratio and verdict "
                      "judge the mean of every pass")
     if c.repeated:
-        lines.append(f"±: 95 % confidence interval of the mean of the repeats; ! wider than {TOO_WIDE_PERCENT:g} %")
+        lines.append(f"±: 95 % confidence interval from the repeats; ! wider than {TOO_WIDE_PERCENT:g} % · mean lat "
+                     "and p99: of every I/O of the repeats, as show has them (p99 of their json+ histograms merged)")
     lines += _inconclusive_notes(c)
     for label, info in zip(labels, c.runs):
         if info.status != "complete":

@@ -14,7 +14,7 @@ from disklab.report.rows import (
 )
 from disklab.report.runs import markdown_cell
 from disklab.report.table import (
-    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
+    P99_NOTE, SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, format_spread, format_us, run_title, spread_warning, sweep_cells,
 )
 from disklab.report.terminal import terminal_text
 from disklab.report.views import Pivot, build_view, cell_text
@@ -134,18 +134,19 @@ def _summary_markdown(record: RunRecord) -> list[str]:
     lines = [
         f"**{markdown_cell(run_title(record.info))}**",
         "",
-        "| Test | Dir | n | MB/s | +/- | IOPS | +/- | Mean lat µs | worst p99 µs |",
+        "| Test | Dir | n | MB/s | +/- | IOPS | +/- | Mean lat µs | p99 µs |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         cells = [
             markdown_cell(row.test), row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
             f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us),
-            format_us(row.worst_clat_p99_us),
+            format_us(row.clat_p99_us),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     warning = spread_warning(rows, record.info.options)
-    return lines + ["", SPREAD_NOTE + "; MB/s = 10^6 bytes/s."] + (["", f"**{terminal_text(warning)}**"] if warning else [])
+    notes = ["", f"{SPREAD_NOTE}; MB/s = 10^6 bytes/s; {P99_NOTE}."]
+    return lines + notes + (["", f"**{terminal_text(warning)}**"] if warning else [])
 
 
 def _planned(record: RunRecord) -> list[dict]:
@@ -162,6 +163,9 @@ def _planned(record: RunRecord) -> list[dict]:
                 direction: {
                     "iops": row.iops.as_dict(),
                     "bw_bytes_per_s": _scaled(row.mb_per_s.as_dict(), 1e6),
+                    "lat_mean_ns": row.lat_mean_us * 1e3,  # over every I/O of the repeats
+                    "clat_percentiles_ns": row.clat_percentiles_ns,  # of their json+ histograms merged
+                    "clat_ios": row.clat_ios,
                     "too_wide": row.too_wide,
                 }
                 for direction, row in by_direction.get(plan_index, {}).items()  # a failed test has none

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from disklab.analysis.repeats import pooled_lat_mean_ns, worst_p99_ns
+from disklab.analysis.repeats import TAIL_IOS, pooled_lat_mean_ns, pooled_percentiles
 from disklab.fio.parse import DIRECTIONS, DirectionMetrics, count_slower_than
 from disklab.report.table import format_us
 from disklab.store.records import StoredTest
@@ -49,17 +49,18 @@ def _lat_mean_us(tests: Sequence[StoredTest]) -> float | None:
     return None if lat_ns is None else lat_ns / 1e3
 
 
-def _worst_p99_us(directions: list[DirectionMetrics]) -> float | None:
-    p99_ns = worst_p99_ns(directions)
+def _p99_us(tests: Sequence[StoredTest], directions: Sequence[str]) -> float | None:
+    pooled = pooled_percentiles(tests, directions)
+    p99_ns = pooled.ns.get("p99") if pooled else None
     return None if p99_ns is None else p99_ns / 1e3
 
 
 def _clat_p99_us(tests: Sequence[StoredTest]) -> float | None:
-    return _worst_p99_us(_data_directions(tests))
+    return _p99_us(tests, DIRECTIONS)
 
 
 def _sync_p99_us(tests: Sequence[StoredTest]) -> float | None:
-    return _worst_p99_us([m for t in tests for m in t.metrics if m.direction == "sync"])
+    return _p99_us(tests, ("sync",))
 
 
 def _tps(tests: Sequence[StoredTest]) -> float | None:
@@ -102,10 +103,11 @@ REGISTRY: dict[str, Metric] = {
         Metric("mb_per_s", "MB/s", "MB/s", _mb_per_s, _mb, "MB/s = 10^6 bytes/s"),
         Metric("lat_mean_us", "mean lat µs", "µs mean", _lat_mean_us, format_us,
                "mean lat: total latency, weighted by each direction's I/O count", min),
-        Metric("clat_p99_us", "worst p99 µs", "µs p99", _clat_p99_us, format_us,
-               "worst p99: the larger of the directions' completion-latency p99 (percentiles cannot be averaged)", min),
+        Metric("clat_p99_us", "p99 µs", "µs p99", _clat_p99_us, format_us,
+               f"p99: completion-latency p99 of every I/O of the passes and directions (fio's json+ histograms "
+               f"merged); none from fewer than {TAIL_IOS * 100:,} I/Os", min),
         Metric("sync_p99_us", "sync p99 µs", "µs sync p99", _sync_p99_us, format_us,
-               "sync p99: latency p99 of the fsync/fdatasync calls", min),
+               "sync p99: latency p99 of the fsync/fdatasync calls, the passes' histograms merged", min),
         Metric("frames_missed", "frames missed", "frames missed", _frames_missed, _count,
                "frames missed: frame requests that completed later than 1/fps", min),
         Metric("tps", "TPS", "TPS", _tps, _mb,

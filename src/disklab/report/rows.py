@@ -2,7 +2,7 @@
 
 from dataclasses import asdict, dataclass
 
-from disklab.analysis.repeats import planned_tests, pooled_lat_mean_ns, worst_p99_ns
+from disklab.analysis.repeats import planned_tests, pooled_lat_mean_ns, pooled_percentiles
 from disklab.analysis.stats import Summary, summarize, too_wide
 from disklab.fio.parse import DirectionMetrics
 from disklab.store.records import RunRecord, StoredTest
@@ -132,7 +132,9 @@ class SummaryRow:
     mb_per_s: Summary  # 10^6 bytes per second
     iops: Summary
     lat_mean_us: float  # over every I/O of every repeat
-    worst_clat_p99_us: float | None  # the largest of the repeats' p99s: percentiles cannot be averaged
+    clat_p99_us: float | None  # of every I/O of the repeats (json+ histograms merged); None: too few I/Os for it
+    clat_ios: int | None  # the I/Os the percentiles rest on
+    clat_percentiles_ns: dict[str, float]  # every percentile those I/Os support (analysis/repeats.pooled_percentiles)
     too_wide: bool  # the 95 % interval of MB/s or IOPS is wider than TOO_WIDE_PERCENT of the mean
 
     def as_dict(self) -> dict:
@@ -141,7 +143,7 @@ class SummaryRow:
             "mb_per_s": self.mb_per_s.mean, "mb_per_s_stdev": self.mb_per_s.stdev,
             "mb_per_s_ci95_percent": self.mb_per_s.ci95_percent, "iops": self.iops.mean, "iops_stdev": self.iops.stdev,
             "iops_ci95_percent": self.iops.ci95_percent, "lat_mean_us": self.lat_mean_us,
-            "worst_clat_p99_us": self.worst_clat_p99_us, "too_wide": self.too_wide,
+            "clat_p99_us": self.clat_p99_us, "clat_ios": self.clat_ios, "too_wide": self.too_wide,
         }
 
 
@@ -154,10 +156,12 @@ def summary_rows(record: RunRecord) -> list[SummaryRow]:
             lat_ns = pooled_lat_mean_ns(ms)
             if lat_ns is None:  # no I/O counted: each repeat weighs the same
                 lat_ns = sum(m.lat_mean_ns for m in ms) / len(ms)
-            p99_ns = worst_p99_ns(ms)
+            pooled = pooled_percentiles(tests, (direction,))
+            p99_ns = pooled.ns.get("p99") if pooled else None
             rows.append(SummaryRow(
                 plan_index=plan_index, test=tests[0].label, direction=direction, mb_per_s=mb, iops=iops,
-                lat_mean_us=lat_ns / 1e3, worst_clat_p99_us=None if p99_ns is None else p99_ns / 1e3,
+                lat_mean_us=lat_ns / 1e3, clat_p99_us=None if p99_ns is None else p99_ns / 1e3,
+                clat_ios=pooled.ios if pooled else None, clat_percentiles_ns=pooled.ns if pooled else {},
                 too_wide=too_wide(mb) or too_wide(iops),
             ))
     return rows

@@ -4,7 +4,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from disklab.analysis.repeats import repeated
+from disklab.analysis.repeats import TAIL_IOS, repeated
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
@@ -116,20 +116,23 @@ def summary_table(info: RunInfo, rows: list[SummaryRow]) -> Table:
     table = Table(title=run_title(info), title_justify="left")
     table.add_column("Test", no_wrap=True)
     table.add_column("Dir")
-    for heading in ("n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs"):
+    for heading in ("n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "p99 µs"):
         table.add_column(heading, justify="right")
     for row in rows:
         table.add_row(
             row.test, row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
             f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us),
-            format_us(row.worst_clat_p99_us), style="yellow" if row.too_wide else None,
+            format_us(row.clat_p99_us), style="yellow" if row.too_wide else None,
         )
-    table.caption = f"{SPREAD_NOTE} · MB/s = 10^6 bytes/s · worst p99: the largest of the repeats' p99"
+    table.caption = f"{SPREAD_NOTE} · MB/s = 10^6 bytes/s · {P99_NOTE}"
     return table
 
 
-SPREAD_NOTE = (f"means of the repeats; +/-: 95 % confidence interval of the mean (Student's t) in % of it; "
-               f"! wider than {TOO_WIDE_PERCENT:g} %")
+SPREAD_NOTE = (f"MB/s and IOPS: means of the repeats; +/-: 95 % confidence interval of the mean (Student's t) in % "
+               f"of it; ! wider than {TOO_WIDE_PERCENT:g} %")
+# The latency figures, the same in show, compare, report and serve (analysis/repeats.py).
+P99_NOTE = (f"mean lat and p99: of every I/O of the repeats (p99 from fio's json+ histograms merged; - from fewer "
+            f"than {TAIL_IOS * 100:,} I/Os)")
 
 
 def format_spread(summary: Summary) -> str:

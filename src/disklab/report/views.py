@@ -206,7 +206,7 @@ def _notes(cells: list[tuple[Cell, ...]], combined: int, mixed: bool) -> tuple[s
     if combined:
         notes.append(
             f"{combined} cells combine several tests (repeats, or parameters the view does not show): "
-            "IOPS, MB/s and frames are the mean per test, latency pools their I/O, p99 is the worst"
+            "IOPS, MB/s and frames are the mean per test, latency pools their I/O (p99 of their histograms merged)"
         )
     return tuple(dict.fromkeys(notes))
 

@@ -9,7 +9,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from disklab.fio.parse import DIRECTIONS, PERCENTILES, latency_bins
+from disklab.analysis.repeats import TAIL_IOS, merged_latency_bins, pooled_percentiles
+from disklab.fio.parse import DIRECTIONS, PERCENTILES
 from disklab.report.html.axes import short_number
 from disklab.report.html.charts import MAX_LINES, ChartSpec, Planned, SeriesSpec, planned
 from disklab.store.records import RunRecord, StoredTest
@@ -90,30 +91,29 @@ def latency_percentile_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
     return [ChartSpec(
         id=f"latency-{n}", kind="line", title=f"Completion latency percentiles · {group.title_end}",
         caption="fio's completion latency (clat) percentiles, both axes log scale, one line per " + _lines_of(group)
-        + (" · repeated tests: the worst of the repeats (percentiles cannot be averaged)"
-           if max(group.repeats) > 1 else ""),
+        + " · of every I/O: the repeats' json+ histograms merged, as the exceedance chart's; a percentile p only "
+        f"where {TAIL_IOS} / (1 - p) I/Os or more support it (p99.99 from {TAIL_IOS * 10_000:,}); output without "
+        "json+ bins (imported): the largest of the repeats' own",
         x_label="percentile (%), log scale of 1 - p", y_label="latency (µs, log scale)", series=group.lines,
-        x_ticks=_PERCENTILE_TICKS, y_log=True, note=_worst_note(group.repeats), metric="clat_p99_us",
+        x_ticks=_PERCENTILE_TICKS, y_log=True, note=_pooled_note(group.repeats), metric="clat_p99_us",
         tests=group.tests,
-    ) for n, group in enumerate(latency_groups(records, _worst_percentiles), start=1)]
+    ) for n, group in enumerate(latency_groups(records, _pooled_percentiles), start=1)]
 
 
-def _worst_note(counts: frozenset[int]) -> str:
-    """Percentiles of repeats are their worst, never a mean: no error bars, and the chart says why."""
+def _pooled_note(counts: frozenset[int]) -> str:
+    """Percentiles of repeats are those of all their I/O, never a mean of theirs: no error bars, and the chart says
+    why."""
     if max(counts) < 2:
         return ""
     n = f"{min(counts)}-{max(counts)}" if len(counts) > 1 else f"{max(counts)}"
-    return f"repeated tests: the worst of n = {n} repeats at each percentile (percentiles cannot be averaged)"
+    return f"repeated tests: the percentiles of every I/O of n = {n} repeats (their histograms merged)"
 
 
-def _worst_percentiles(tests: Sequence[StoredTest], direction: str) -> Points:
-    points = []
-    for name, x in _PERCENTILE_X.items():
-        values = [m.clat_percentiles_ns[name] for t in tests for m in t.metrics
-                  if m.direction == direction and name in m.clat_percentiles_ns]
-        if values:
-            points.append((x, max(values) / 1e3))
-    return tuple(points)
+def _pooled_percentiles(tests: Sequence[StoredTest], direction: str) -> Points:
+    pooled = pooled_percentiles(tests, (direction,))
+    if pooled is None:
+        return ()
+    return tuple((x, pooled.ns[name] / 1e3) for name, x in _PERCENTILE_X.items() if name in pooled.ns)
 
 
 def exceedance_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
@@ -141,13 +141,9 @@ def exceedance_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
 def exceedance(tests: Sequence[StoredTest], direction: str) -> Points:
     """(latency µs, % of I/Os slower) at fio's histogram bins, the repeats' histograms summed; empty without json+
     bins. The slowest bin has no I/O slower than it, so no place on a log axis: the curve ends at the bin before."""
-    merged: dict[float, int] = {}
-    for test in tests:
-        bins = latency_bins(test.fio_output, direction) if test.raw is not None else None
-        if bins is None:
-            return ()
-        for value, count in bins.items():
-            merged[value] = merged.get(value, 0) + count
+    merged = merged_latency_bins(tests, (direction,))
+    if not merged:
+        return ()
     total = sum(merged.values())
     ordered = sorted(merged.items())
     points, slower, last = [], total, -math.inf

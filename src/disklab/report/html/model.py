@@ -24,7 +24,7 @@ from disklab.report.runs import ran_tests
 from disklab.report.spare_area import spare_area_table
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
 from disklab.report.table import (
-    SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
+    P99_NOTE, SPREAD_NOTE, SWEEP_HEADINGS, SWEEP_NOTE, flag_lines, format_spread, format_us, spread_warning,
     sweep_cells,
 )
 from disklab.report.html.grid import DEFAULT_GRID_UNIT, grid_charts
@@ -260,12 +260,12 @@ def _summary_table(record: RunRecord, label: str) -> TableModel:
     rows = summary_rows(record)
     cells = tuple(
         (row.test, row.direction, str(row.iops.n), f"{row.mb_per_s.mean:,.1f}", format_spread(row.mb_per_s),
-         f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us), format_us(row.worst_clat_p99_us))
+         f"{row.iops.mean:,.0f}", format_spread(row.iops), format_us(row.lat_mean_us), format_us(row.clat_p99_us))
         for row in rows
     )
-    headings = ("Test", "Dir", "n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "worst p99 µs")
+    headings = ("Test", "Dir", "n", "MB/s", "+/-", "IOPS", "+/-", "Mean lat µs", "p99 µs")
     warning = spread_warning(rows, record.info.options)
-    notes = (SPREAD_NOTE, "MB/s = 10^6 bytes/s", *([warning] if warning else []))
+    notes = (SPREAD_NOTE, "MB/s = 10^6 bytes/s", P99_NOTE, *([warning] if warning else []))
     return TableModel(f"{label} · every planned test", headings, cells, notes)
 
 
