@@ -1,10 +1,12 @@
 """The Rich table a run is shown as in the terminal."""
 
+import re
+
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from disklab.analysis.repeats import TAIL_IOS, repeated
+from disklab.analysis.repeats import TAIL_IOS, planned_tests, repeated
 from disklab.analysis.stats import TOO_WIDE_PERCENT, Summary, too_wide
 from disklab.report.rows import (
     ResultRow, SummaryRow, SweepRow, is_pgbench_run, result_rows, summary_rows, sweep_rows,
@@ -65,8 +67,37 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
 
 
 def flag_lines(record: RunRecord) -> list[str]:
-    """One line per flagged test: why its figure may not be the disk's."""
-    return [f"⚑ {test.label}: {flag}: {message}" for test in record.tests for flag, message in test.flags]
+    """Why a figure may not be the disk's: one line per planned test and flag, however many of its passes (or
+    rounds) carry it, saying how many did and what they saw, each number as the range over them."""
+    lines = []
+    several = "passes" if repeated(record) else "rounds"
+    for tests in planned_tests(record).values():
+        by_flag: dict[str, list[str]] = {}
+        for test in tests:
+            for flag, message in test.flags:
+                by_flag.setdefault(flag, []).append(message)
+        for flag, messages in by_flag.items():
+            count = f" in {len(messages)} of {len(tests)} {several}" if len(tests) > 1 else ""
+            lines.append(f"⚑ {tests[0].label}: {flag}{count}: {merged_message(messages)}")
+    return lines
+
+
+def merged_message(messages: list[str]) -> str:
+    """Several passes' messages of one flag as one: alike but for their numbers, each number as its range over them
+    ('1.05-1.32 CPUs'); else each distinct message once."""
+    if len({_NUMBER.sub("#", message) for message in messages}) != 1:
+        return " | ".join(dict.fromkeys(messages))
+    columns = zip(*(_NUMBER.findall(message) for message in messages))
+    texts = _NUMBER.split(messages[0])
+    merged = [texts[0]]
+    for column, text in zip(columns, texts[1:]):
+        low = min(column, key=lambda number: float(number.replace(",", "")))
+        high = max(column, key=lambda number: float(number.replace(",", "")))
+        merged += [low if low == high else f"{low}-{high}", text]
+    return "".join(merged)
+
+
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def run_results(record: RunRecord) -> list[RenderableType]:
