@@ -15,6 +15,7 @@ from disklab.plan.build import build_plan, resolve_engines
 from disklab.report.html.charts import LOG_RATIO, SeriesSpec, chart_functions, log_scale
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
+from disklab.report.html.svg import render_svg
 from disklab.run.schedule import FixedSchedule
 from disklab.store.db import default_store_path
 from disklab.store.repository import Store
@@ -313,3 +314,19 @@ def test_a_run_named_with_braces_is_reported_whole(tmp_path):
     report = build_report([run], generated_at="now")
     assert report.undrawn == () and report.runs[0].title.startswith("{size} }{ (run 1)")
     assert len(report.runs[0].tables) == 2  # the suite's view and every test
+
+
+def test_bars_stand_on_a_linear_axis_from_zero_whatever_their_span(tmp_path):
+    """Issue 42: quick's IOPS bars were drawn on a log axis starting at 1k, where a 100x ratio looks like 2x."""
+    plan = build_plan(load_suite("quick"))
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(options={"repeat": 1}))
+        for index, test in enumerate(plan.tests):
+            iops = 100_000.0 if "Q32" in test.label else 1_000.0  # two decades apart
+            store.add_test(run_id, index, test.label, test.params(), "", "{}", "", "2026-01-01T00:00:00+00:00",
+                           job(iops), plan_index=index)
+        record = store.get_run(run_id)
+    bars = charts_by_id([record])["quick-random"]
+    assert bars.kind == "bars" and not bars.y_log and bars.y_from_zero and bars.y_label == "IOPS"
+    svg = render_svg(bars)
+    assert "log scale" not in svg and ">0<" in svg  # the axis' first tick is zero

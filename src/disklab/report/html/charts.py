@@ -114,9 +114,10 @@ def log_scale(series: Sequence[SeriesSpec]) -> bool:
     return bool(values) and max(values) >= LOG_RATIO * min(values)
 
 
-def y_axis_label(unit: str, series: Sequence[SeriesSpec]) -> str:
-    """The unit, defined where it could be misread, and the scale when it is not linear: a copied chart keeps them."""
-    notes = ["10^6 bytes/s"] * (unit == "MB/s") + ["log scale"] * log_scale(series)
+def y_axis_label(unit: str, series: Sequence[SeriesSpec], bars: bool = False) -> str:
+    """The unit, defined where it could be misread, and the scale when it is not linear: a copied chart keeps them.
+    Bars are always on a linear axis from zero: a bar's length is its figure, and their ratios show as they are."""
+    notes = ["10^6 bytes/s"] * (unit == "MB/s") + ["log scale"] * (log_scale(series) and not bars)
     return f"{unit} ({', '.join(notes)})" if notes else unit
 
 
@@ -229,8 +230,8 @@ def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
         charts.append(ChartSpec(
             id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
             caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-            x_label="test", y_label=y_axis_label(unit, series), series=series, x_ticks=tuple(enumerate(categories)),
-            y_log=log_scale(series), metric=metric, tests=tuple(categories),
+            x_label="test", y_label=y_axis_label(unit, series, bars=True), series=series,
+            x_ticks=tuple(enumerate(categories)), metric=metric, tests=tuple(categories),  # linear, from zero
         ))
     return charts
 
