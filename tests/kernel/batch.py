@@ -28,7 +28,7 @@ from tests.kernel.guest import ROOT, Finished, Missing, run_script, scratch_fold
 CHECKS = Path(__file__).parent / "checks"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "kernel-tier"  # the last batch's console, output and kernel log
 # A bound on the whole batch: a guest that hangs is killed there, and every check not reported fails with its log.
-BATCH_TIMEOUT_S = float(os.environ.get("DISKLAB_KERNEL_TIMEOUT", 1800))
+BATCH_TIMEOUT_S = float(os.environ.get("DISKLAB_KERNEL_TIMEOUT", 2400))
 
 
 @dataclass
