@@ -47,13 +47,12 @@ def supported(percentile: str, ios: int) -> bool:
 
 @dataclass(frozen=True)
 class PooledPercentiles:
-    """Completion-latency percentiles of the I/O of several passes (and directions): those the sample supports, ns;
-    how many I/Os they rest on; and whether they come from the merged histograms (else, for output without json+
-    bins, the largest of the passes' own figures: an upper bound, percentiles cannot be averaged)."""
+    """Completion-latency percentiles of the I/O of several passes (and directions): those the sample supports, ns,
+    from the merged histograms (for output without json+ bins the largest of the passes' own figures: an upper
+    bound, percentiles cannot be averaged); and how many I/Os they rest on."""
 
     ns: dict[str, float]
     ios: int
-    merged: bool
 
 
 def merged_latency_bins(tests: Sequence[StoredTest], directions: Sequence[str]) -> dict[float, int] | None:
@@ -84,7 +83,7 @@ def pooled_percentiles(tests: Sequence[StoredTest], directions: Sequence[str]) -
     if not ios:
         return None
     found = histogram_percentiles(merged)
-    return PooledPercentiles({k: v for k, v in found.items() if supported(k, ios)}, ios, True)
+    return PooledPercentiles({k: v for k, v in found.items() if supported(k, ios)}, ios)
 
 
 def pooled_sample(tests: Sequence[StoredTest], direction: str, figure: str,
@@ -109,4 +108,4 @@ def _largest_of_passes(tests: Sequence[StoredTest], directions: Sequence[str]) -
         return None
     found = {key: max(values) for key in PERCENTILE_SHARES
              if (values := [m.clat_percentiles_ns[key] for m in metrics if key in m.clat_percentiles_ns])}
-    return PooledPercentiles({k: v for k, v in found.items() if supported(k, ios)}, ios, False)
+    return PooledPercentiles({k: v for k, v in found.items() if supported(k, ios)}, ios)

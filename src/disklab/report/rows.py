@@ -132,10 +132,15 @@ class SummaryRow:
     mb_per_s: Summary  # 10^6 bytes per second
     iops: Summary
     lat_mean_us: float  # over every I/O of every repeat
-    clat_p99_us: float | None  # of every I/O of the repeats (json+ histograms merged); None: too few I/Os for it
     clat_ios: int | None  # the I/Os the percentiles rest on
     clat_percentiles_ns: dict[str, float]  # every percentile those I/Os support (analysis/repeats.pooled_percentiles)
     too_wide: bool  # the 95 % interval of MB/s or IOPS is wider than TOO_WIDE_PERCENT of the mean
+
+    @property
+    def clat_p99_us(self) -> float | None:
+        """Of every I/O of the repeats (json+ histograms merged); None: too few I/Os for it."""
+        p99_ns = self.clat_percentiles_ns.get("p99")
+        return None if p99_ns is None else p99_ns / 1e3
 
     def as_dict(self) -> dict:
         return {
@@ -157,11 +162,10 @@ def summary_rows(record: RunRecord) -> list[SummaryRow]:
             if lat_ns is None:  # no I/O counted: each repeat weighs the same
                 lat_ns = sum(m.lat_mean_ns for m in ms) / len(ms)
             pooled = pooled_percentiles(tests, (direction,))
-            p99_ns = pooled.ns.get("p99") if pooled else None
             rows.append(SummaryRow(
                 plan_index=plan_index, test=tests[0].label, direction=direction, mb_per_s=mb, iops=iops,
-                lat_mean_us=lat_ns / 1e3, clat_p99_us=None if p99_ns is None else p99_ns / 1e3,
-                clat_ios=pooled.ios if pooled else None, clat_percentiles_ns=pooled.ns if pooled else {},
+                lat_mean_us=lat_ns / 1e3, clat_ios=pooled.ios if pooled else None,
+                clat_percentiles_ns=pooled.ns if pooled else {},
                 too_wide=too_wide(mb) or too_wide(iops),
             ))
     return rows

@@ -220,9 +220,11 @@ def size_notes(jobs: list[tuple[str, dict]], where: str) -> list[str]:
         bases = option_bases(options)
         for key in ("bs", "size", "filesize", "rate"):
             value = options.get(key)
+            if value is None:
+                continue
             try:
                 as_written, as_fio = parse_size(value.strip()), parse_fio_size(value, bases[key])
-            except (AttributeError, ValueError):  # absent, split per direction, or not a plain size: no unit to read
+            except ValueError:  # split per direction, or not a plain size: no unit to read
                 continue
             if as_written != as_fio:
                 notes[(key, value)] = (f"{where}: [{name}] {key}={value} is {as_fio:,} bytes as fio reads it "
