@@ -241,7 +241,11 @@ def _adhoc(zoo, folder, stack, children):
 
 
 def _jobfile(zoo, folder, stack, children):
+    """fio's own example, and one of options handed to fio as written (split bs, bssplit, fsync, zipf, loops ...)
+    with the default passes."""
     zoo.stored("fio job file", "run", str(FIXTURES / "jobfiles" / "ssd-test.fio"), "--repeat", "1",
+               "--target", str(_folder(folder)))
+    zoo.stored("fio job file", "run", str(FIXTURES / "jobfiles" / "as-written.fio"), "--runtime", "1s",
                "--target", str(_folder(folder)))
 
 

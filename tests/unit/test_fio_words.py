@@ -70,17 +70,33 @@ GROUP = "name = 'mine'\n[[group]]\nname = 'a'\n"
 
 
 @pytest.mark.parametrize("name, text, fragments", [
-    ("job.fio", "[a]\nrw=read\nverify=md5\n",
-     ("[a]: fio option 'verify' is not one disklab can honour", "run the file with fio")),
+    ("job.fio", "[a]\nrw=write\nverify=md5\n",
+     ("[a]: fio option 'verify': fio counts the verifying reads among the test's reads", "verify data with fio alone")),
+    ("job.fio", "[a]\nrw=read\nstats=0\n", ("[a]: fio option 'stats': stats=0 leaves the job out of fio's results",)),
+    ("job.fio", "[a]\nrw=read\nioscheduler=none\n", ("'ioscheduler': switches the device's I/O scheduler",)),
+    ("job.fio", "[a]\nrw=read\nlat_percentiles=1\n", ("'lat_percentiles': makes fio report total latency's",)),
+    ("job.fio", "[a]\nrw=read\nnorandomap\n",
+     ("[a]", "norandomap: not an option fio knows (a typo?); did you mean 'norandommap'?")),
+    ("job.fio", "[a]\nrw=randread\nrandom_distribution=bogus\n",
+     ("fio refuses the options handed to it as written: failed parsing random_distribution=bogus",
+      "fio takes random, zipf, pareto")),
     ("job.fio", "[a]\ninclude other.fio\n", ("line 2: include: disklab reads one job file",)),
     ("job.fio", "[a]\nsize=${SIZE}\n", ("line 2", "$VARIABLES are not expanded")),
     ("job.fio", "rw=read\n[a]\n", ("line 1: an option outside a [section]",)),
     ("job.fio", "[global]\nbs=4k\n", ("no job section",)),
     ("job.fio", "[a]\nrw=read\n[a]\nrw=write\n", ("line 3: a second [a] section",)),
-    ("job.fio", "[a]\nrw=randtrim:8\n", ("[a]: rw: 'randtrim:8' is not one of read",)),
+    ("job.fio", "[a]\nrw=randtrim:8\n", ("trim is for imported fio results only",)),
+    ("job.fio", "[a]\nrw=randtrims:8\n", ("[a]: rw: 'randtrims:8' is not one of read",)),
     ("job.fio", "[a]\nrw=trim\n", ("trim is for imported fio results only",)),
     ("job.fio", "[a]\nsize=50%\n", ("[a]: size: 50% is a share of the target",)),
-    ("job.fio", "[a]\nbs=4k,64k\nrw=randrw\n", ("[a]: bs: 4k,64k gives reads and writes different values",)),
+    ("mine.toml", GROUP + "fio = 'filename=/dev/sda'\n", ("fio: filename: set by disklab for every test",)),
+    ("mine.toml", GROUP + "fio = 'iodepth=4'\n", ("fio: iodepth: is the suite parameter iodepth; set it there",)),
+    ("mine.toml", GROUP + "fio = 'bs=4k'\n", ("fio: bs: is the suite parameter bs", "per direction goes here")),
+    ("mine.toml", GROUP + "fio = 'fsync=1'\n", ("fio: fsync: is the suite parameter sync = 'fsync'",)),
+    ("mine.toml", GROUP + 'fio = "norandommap\\nnorandommap"\n', ("fio: an option is given twice",)),
+    ("mine.toml", GROUP + "direction = 'write'\nfio = 'rw=randread:8'\n",
+     ("fio's rw=randread:8 is not the test's randwrite",)),
+    ("mine.toml", GROUP + "region = 'first:10%'\nfio = 'offset=1m'\n", ("its region sets fio's offset",)),
     ("job.fio", "[a]\ntime_based\n", ("time_based without a runtime",)),
     ("job.fio", "[a]\ndirect=yes\n", ("[a]: direct: 'yes' is not 0 or 1",)),
     ("job.fio", "[a]\nkb_base=10\n", ("[a]: kb_base=10",)),
@@ -95,6 +111,62 @@ GROUP = "name = 'mine'\n[[group]]\nname = 'a'\n"
 ])
 def test_what_disklab_cannot_honour_is_refused_by_name_in_one_line(tmp_path, name, text, fragments):
     refused(invoke("run", suite_file(tmp_path, text, name), "--target", tmp_path, "--dry-run"), 2, *fragments)
+
+
+AS_WRITTEN = """[global]
+size=8m
+runtime=0.5
+time_based
+ioengine=psync
+[mixed]
+rw=randrw:4
+bs=4k,64k
+norandommap
+offset=1m
+[split]
+rw=randwrite
+bssplit=4k/50:64k/50
+fsync=1
+[per-direction]
+rw=randrw
+bssplit=4k/50:8k/50,64k
+fsync=4
+buffered=0
+loops=2
+"""
+
+
+def test_a_job_files_options_no_parameter_holds_go_to_fio_as_written(tmp_path):
+    tests = build_plan(load_suite(str(jobfile(tmp_path, AS_WRITTEN)))).tests
+    mixed, split, per_direction = tests
+    assert (mixed.fio_rw, mixed.rwmixread, mixed.fio) == ("randrw", 50, "rw=randrw:4\nbs=4k,64k\nnorandommap\noffset=1m")
+    assert (split.bssplit, split.sync, split.fio) == ("4k/50:64k/50", "fsync", None)
+    assert (per_direction.bssplit, per_direction.sync, per_direction.direct, per_direction.fio) == (
+        None, "none", True, "bssplit=4k/50:8k/50,64k\nfsync=4\nloops=2")
+
+
+def test_the_real_fio_runs_the_options_as_written_and_show_export_and_report_hold_them(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    result = invoke("run", jobfile(tmp_path, AS_WRITTEN), "--target", target, "--repeat", "1", "-f", "json")
+    assert result.exit_code == 0, result.output
+    stored = json.loads(result.stdout)
+    mixed, split, per_direction = sorted(stored["tests"], key=lambda t: t["plan_index"])
+    # fio ran the split block sizes as written: 4 KiB reads and 64 KiB writes
+    reads, writes = (mixed["metrics"][d] for d in ("read", "write"))
+    assert reads["io_bytes"] == 4096 * reads["total_ios"] and writes["io_bytes"] == 65536 * writes["total_ios"]
+    assert {"read", "write"} <= set(per_direction["metrics"]) and split["metrics"]["sync"]["total_ios"] > 0
+    jobfiles = invoke("show", stored["run"]["id"], "--jobfile").stdout
+    for line in ("rw=randrw:4", "bs=4k,64k", "norandommap", "offset=1m", "bssplit=4k/50:64k/50", "fsync=1",
+                 "bssplit=4k/50:8k/50,64k", "fsync=4", "loops=2"):
+        assert f"\n{line}\n" in jobfiles, line
+    report = tmp_path / "report.html"
+    assert invoke("report", stored["run"]["id"], "-o", report).exit_code == 0
+    html = report.read_text()
+    assert 'id="tests-iops"' in html and 'id="tests-mb-per-s"' in html
+    exported = tmp_path / "exported"
+    assert invoke("export", jobfile(tmp_path, AS_WRITTEN), "--fio", exported).exit_code == 0
+    assert "\nrw=randrw:4\nbs=4k,64k\nnorandommap\noffset=1m\n" in (exported / "001-mixed.fio").read_text()
 
 
 def test_the_real_fio_runs_the_job_file_and_the_runs_store_show_and_compare(tmp_path):

@@ -22,7 +22,7 @@ from disklab.suite.params import PARAMS
 # (runtime, ramp, pause, rate caps), the data-set size, engine and offset: those are conditions, and differences in
 # them are named (ConditionDifference) instead of hiding the match.
 MATCH_PARAMS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "region", "sync", "nrfiles",
-                "filesize", "frame_size", "bit_depth", "fps", "direct", "time_based")
+                "filesize", "frame_size", "bit_depth", "fps", "direct", "time_based", "fio")
 CONDITION_PARAMS = ("size", "runtime", "ramp", "rate", "rate_iops", "engine",
                     "scale", "threads", "transactions", "time_s", "vacuum")  # the last five: pgbench steps'
 # A pgbench step (database/pgbench.py) is the same test as another run's with as many clients; its scale,

@@ -127,4 +127,4 @@ def _compression(test: TestSpec, env: dict) -> list[tuple[str, str]]:
 
 def _pattern(test: TestSpec) -> tuple:
     return (test.fio_rw, test.rwmixread if test.direction == "mixed" else None, test.bs, test.bssplit, test.iodepth,
-            test.jobs, test.sync)
+            test.jobs, test.sync, test.fio)

@@ -10,6 +10,8 @@ Checked against fio 3.33 (tests/unit/test_fio_sizes.py lists the cases).
 import re
 from typing import Mapping
 
+from disklab.units import fio_size
+
 KB_BASES = (1024, 1000)
 _POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SEPARATORS = ":-,/"  # a suffix ends at the first of these (fio's is_separator)
@@ -103,6 +105,18 @@ def parse_bssplit(text: str, base: int = 1024) -> dict[str, tuple[tuple[int, int
             entries.append((parse_fio_size(size, base), min(int(share), 100) if slash else None))
         result[direction] = tuple(entries)
     return result
+
+
+def one_bssplit(text: str, base: int, directions: tuple[str, ...]) -> str:
+    """A bssplit that the given directions share, written back in k/m/g (powers of 1024), which disklab's suites and
+    fio read alike; ValueError where the directions differ or a share is left blank (fio fills it in)."""
+    sections = {parse_bssplit(text, base)[d] for d in directions}
+    if len(sections) > 1 or None in sections:
+        raise ValueError(f"bssplit={text} differs between reads and writes; a disklab test has one")
+    section = sections.pop()
+    if any(share is None for _, share in section):
+        raise ValueError(f"bssplit={text} leaves a share blank; disklab reads SIZE/PERCENT")
+    return ":".join(f"{fio_size(size)}/{share}" for size, share in section)
 
 
 def _directions(text: str, split) -> dict[str, str | None]:

@@ -19,14 +19,14 @@ import disklab
 from disklab.errors import FioError, UserError
 from disklab.fio.clientstats import client_entries, entry_document, entry_host
 from disklab.fio.parse import JobResult, job_groups, parse_fio_output, parse_job, read_fio_document
-from disklab.fio.sizes import is_percent, option_bases, parse_bssplit, parse_fio_size, parse_range, per_direction
+from disklab.fio.sizes import is_percent, one_bssplit, option_bases, parse_fio_size, parse_range, per_direction
 from disklab.imports.fio_ending import JobEnd, fio_ending
 from disklab.imports.fio_groups import Flags, combine_group
 from disklab.store.db import now_iso
 from disklab.store.repository import NewRun, Store
 from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS, TestSpec
 from disklab.system.textfile import read_text_file
-from disklab.units import fio_size, parse_duration
+from disklab.units import parse_duration
 
 # Flags on imported tests (store test_flags; shown by show, the JSON export and the HTML report).
 FIO_ERROR_FLAG = "fio_error"  # fio reported an error for the job: a failed test, without figures
@@ -309,13 +309,7 @@ def _block_size(options: dict, bases: dict[str, int], used: tuple[str, ...]) -> 
                 raise ValueError(f"{key}={options[key]} (a range of block sizes; a disklab test has one block size "
                                  "or a bssplit)")
     if "bssplit" in options:
-        sections = {parse_bssplit(options["bssplit"], bases.get("bssplit", 1024))[d] for d in used}
-        if len(sections) > 1 or None in sections:
-            raise ValueError(f"bssplit={options['bssplit']} differs between reads and writes; a disklab test has one")
-        section = sections.pop()
-        if any(share is None for _, share in section):
-            raise ValueError(f"bssplit={options['bssplit']} leaves a share blank; disklab reads SIZE/PERCENT")
-        return 4096, ":".join(f"{fio_size(size)}/{share}" for size, share in section)
+        return 4096, one_bssplit(options["bssplit"], bases.get("bssplit", 1024), used)
     key = "bs" if "bs" in options else "blocksize"
     if key not in options:
         return 4096, None

@@ -97,6 +97,7 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
                 f"{suite.where}: test {test.label!r}: block size {human_size(test.bs)} is larger than its data set "
                 f"{human_size(test.size)}; raise --size or lower bs"
             )
+        _check_as_written(test, suite.where)
     if suite.mode != "fixed" and len(tests) != 1:
         raise UserError(f"{suite.where}: mode {suite.mode!r} runs one test in steps; the suite expands to {len(tests)}")
     if suite.rounds is not None:
@@ -105,6 +106,18 @@ def build_plan(suite: Suite, overrides: Overrides = Overrides(), read_only: bool
     if not kept:
         raise UserError(f"{suite.where}: no test is read-only, so --read-only leaves nothing to run")
     return Plan(suite=suite, tests=tuple(kept), notes=suite.notes, left_out_writes=len(tests) - len(kept))
+
+
+def _check_as_written(test: TestSpec, where: str) -> None:
+    """fio's options handed on as written agree with the test's parameters, which its figures are read by."""
+    given = test.fio_options
+    rw = given.get("rw", given.get("readwrite"))
+    if rw is not None and rw.partition(":")[0].strip() not in (test.fio_rw, *("readwrite",) * (test.fio_rw == "rw")):
+        raise UserError(f"{where}: test {test.label!r}: fio's rw={rw} is not the test's {test.fio_rw} (its pattern and "
+                        "direction); give the same mode")
+    if test.region != "whole" and {"offset", "offset_increment"} & set(given):
+        raise UserError(f"{where}: test {test.label!r}: its region sets fio's offset; give the region or an offset "
+                        "in fio's options, not both")
 
 
 def _with_preconditioning(suite: Suite, tests: list[TestSpec]) -> list[TestSpec]:

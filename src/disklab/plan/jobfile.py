@@ -55,7 +55,24 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
         lines.append(f"rate={test.rate}")
     if test.rate_iops:
         lines.append(f"rate_iops={test.rate_iops}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_as_written(lines, test)) + "\n"
+
+
+# The lines of disklab's that an option handed to fio as written takes the place of (a bssplit per direction, its bs).
+_REPLACED = {"readwrite": "rw", "blocksize": "bs", "bssplit": "bs", "sync": "sync"}
+
+
+def _as_written(lines: list[str], test: TestSpec) -> list[str]:
+    """The test's options for fio as written, after disklab's own (kb_base, when given, reads only them): each in
+    place of the line of disklab's it replaces, so that no option is given twice."""
+    if not test.fio:
+        return lines
+    given = test.fio_options
+    replaced = {_REPLACED.get(name, name) for name in given} | set(given)
+    if "bssplit" in given:
+        replaced.add("bssplit")
+    kept = [line for line in lines if line.partition("=")[0] not in replaced or line.startswith(("[", ";"))]
+    return [*kept, "; fio's options of the suite or job file, as written", test.fio]
 
 
 def _replay_jobfile(test: TestSpec, filename: str, suite_name: str) -> str:

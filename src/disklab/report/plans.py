@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from disklab.plan.build import Plan
+from disklab.suite.fio_options import block_sizes_as_written, other_options_as_written
 from disklab.suite.model import Suite, TestSpec
 from disklab.suite.pgbench import PgbenchSettings
 from disklab.units import format_size
@@ -19,13 +20,17 @@ if TYPE_CHECKING:  # a type only: database.pgbench and PostgreSQL's modules stay
 def plan_table(plan: Plan, title: str) -> Table:
     """Every test of a plan with the parameters fio will get."""
     table = Table(title=title, title_justify="left")
-    for heading in ("#", "Test", "rw", "bs", "QD", "jobs", "data", "runtime", "pause", "writes"):
+    as_written = any(test.fio for test in plan.tests)
+    for heading in ("#", "Test", "rw", "bs", "QD", "jobs", "data", "runtime", "pause", "writes",
+                    *["fio's options as written"] * as_written):
         table.add_column(heading, no_wrap=heading == "Test")
     for seq, test in enumerate(plan.tests, start=1):
+        params = test.params()
         table.add_row(
             str(seq), test.label, test.fio_rw + (f" {test.rwmixread}% read" if test.direction == "mixed" else ""),
-            test.bssplit or format_size(test.bs), str(test.iodepth), str(test.jobs), _data(test),
-            _runtime(test), f"{test.pause:g}s", "yes" if test.writes else "no",
+            block_sizes_as_written(params) or test.bssplit or format_size(test.bs), str(test.iodepth), str(test.jobs),
+            _data(test), _runtime(test), f"{test.pause:g}s", "yes" if test.writes else "no",
+            *[other_options_as_written(params)] * as_written,
         )
     return table
 

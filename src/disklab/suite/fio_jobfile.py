@@ -1,9 +1,10 @@
 """A plain fio job file run as a suite: each job section one test, [global] applied, options read as fio reads them.
 
 The job file is translated into a suite's TOML (kept with the run, so that show, compare and resume read it as any
-suite) with fio's own defaults where the file is silent (buffered I/O, psync, no runtime cap), not disklab's. Options
-that say where the I/O goes or where results are written are disklab's to set and are named in one note; any option
-disklab cannot honour is refused by name, so that a test never runs other than the file says.
+suite) with fio's own defaults where the file is silent (buffered I/O, psync, no runtime cap), not disklab's. An
+option that is a suite parameter becomes it; the rest go to fio as written (suite/fio_options.py), so that a test runs
+as the file says. Options that say where the I/O goes or where results are written are disklab's to set and are named
+in one note; one that would make disklab's figures wrong is refused with why.
 """
 
 import configparser
@@ -11,17 +12,12 @@ import json
 from pathlib import Path
 
 from disklab.errors import UserError
-from disklab.fio.sizes import is_percent, option_bases, parse_fio_size, per_direction
-from disklab.suite.model import FIO_RW_MODES
+from disklab.fio.sizes import is_percent, one_bssplit, option_bases, parse_bssplit, parse_fio_size, per_direction
+from disklab.suite.fio_options import SET_BY_DISKLAB, SYNC_PARAMETER, fio_lines_text, refusal_of
+from disklab.suite.model import FIO_RW_MODES, IO_DIRECTIONS
 from disklab.system.textfile import toml_string
 from disklab.units import brief, parse_duration, parse_size
 
-# Where I/O goes, results and logs, and how fio's processes are grouped: disklab sets these for every test.
-SET_BY_DISKLAB = (
-    "filename", "directory", "filename_format", "output", "output-format", "write_bw_log", "write_lat_log",
-    "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "per_job_logs", "group_reporting", "thread",
-    "randrepeat", "refill_buffers", "unlink", "stonewall", "new_group", "wait_for", "name", "description",
-)
 _RW = {rw: (pattern, direction) for (direction, pattern), rw in FIO_RW_MODES.items()} | {
     "readwrite": ("sequential", "mixed")}
 _SYNONYMS = {"readwrite": "rw", "blocksize": "bs"}
@@ -48,11 +44,15 @@ def _size(value: str | None, base: int) -> int:
 
 
 def _one_size(value: str | None, base: int) -> int:
-    """bs and rate per direction ('4k,64k') are one value in a disklab test."""
+    """bs and rate once, or per direction ('4k,64k': ValueError, and the option goes to fio as written)."""
     sizes = set(per_direction(_given(value), base).values())
     if len(sizes) != 1 or None in sizes:
-        raise ValueError(f"{value} gives reads and writes different values; a disklab test has one")
+        raise _PerDirection
     return sizes.pop()
+
+
+class _PerDirection(ValueError):
+    """A value per direction, which no suite parameter holds: fio is handed it as written."""
 
 
 def _seconds(value: str | None, _base: int) -> float:
@@ -133,37 +133,68 @@ def _notes(jobs: list[tuple[str, dict]], parser: configparser.ConfigParser, wher
 
 
 def test_values(options: dict, context: str, fio_defaults: bool = True, spell=str) -> dict:
-    """The suite parameters of one job, fio's defaults where it is silent (else the suite's); an option disklab
-    cannot honour is refused. `spell` names an option in messages as the user wrote it (--bs on the command line)."""
+    """The suite parameters of one job, fio's defaults where it is silent (else the suite's). The options no
+    parameter holds go to fio as written (the parameter `fio`); one that would make disklab's figures wrong is
+    refused with why. `spell` names an option in messages as the user wrote it (--bs on the command line)."""
     try:
         bases = option_bases(options)
     except ValueError as exc:
         raise UserError(f"{context}: {exc}") from None
     values = dict(_FIO_DEFAULTS) if fio_defaults else {}
-    for given, raw in options.items():
+    as_written: list[tuple[str, str | None]] = []
+    rw_first = sorted(options.items(), key=lambda option: _SYNONYMS.get(option[0], option[0]) != "rw")
+    for given, raw in rw_first:  # a bssplit is read for the directions rw gives
         key = _SYNONYMS.get(given, given)
         if key in SET_BY_DISKLAB or key == "kb_base":
             continue
         try:
-            if key == "rw":
-                mode = _given(raw).strip()
-                if mode not in _RW:
-                    raise ValueError(f"{brief(mode)} is not one of {', '.join(_RW)}")
-                values["pattern"], values["direction"] = _RW[mode]
-            elif key == "rwmixwrite":
-                values["rwmixread"] = 100 - _count(raw, bases[given])
-            elif key in _TRANSLATED:
-                param, read = _TRANSLATED[key]
-                values[param] = read(raw, bases[given])
-            else:
-                raise UserError(f"{context}: fio option {brief(given)} is not one disklab can honour (it runs "
-                                f"{', '.join(['rw', 'rwmixwrite', *_TRANSLATED])}); remove it, or run the file with "
-                                "fio alone")
+            if not _translated(key, raw, bases[given], values):
+                refusal = refusal_of(key, raw)
+                if refusal:
+                    raise UserError(f"{context}: fio option {brief(given)}: {refusal}")
+                as_written.append((given, raw))
+        except _PerDirection:
+            as_written.append((given, raw))
         except ValueError as exc:
             raise UserError(f"{context}: {spell(given)}: {exc}") from None
     if values.get("time_based") and not values.get("runtime"):
         raise UserError(f"{context}: time_based without a runtime would run until stopped; give a runtime")
+    if as_written:
+        if options.get("kb_base", "1024").strip() != "1024":  # fio reads the sizes handed on as the file says
+            as_written.insert(0, ("kb_base", options["kb_base"].strip()))
+        values["fio"] = fio_lines_text(as_written)
     return values
+
+
+def _translated(key: str, raw: str | None, base: int, values: dict) -> bool:
+    """Sets the parameter an option is, when one is; False when fio is to be handed it as written."""
+    if key == "rw":
+        mode, _, every = _given(raw).strip().partition(":")
+        if mode not in _RW:
+            raise ValueError(f"{brief(raw)} is not one of {', '.join(_RW)}")
+        values["pattern"], values["direction"] = _RW[mode]
+        return not every  # rw=randread:8 (a new random offset every 8 I/Os) goes to fio as written
+    if key == "rwmixwrite":
+        values["rwmixread"] = 100 - _count(raw, base)
+    elif key == "buffered":
+        values["direct"] = not _flag(raw, base)
+    elif key in ("fsync", "fdatasync", "sync"):
+        sync = SYNC_PARAMETER.get((key, (raw or "").strip()))
+        if sync is None:
+            return (raw or "").strip() in ("0", "none")  # off, fio's default; fsync=4 and sync=1 go as written
+        values["sync"] = sync
+    elif key == "bssplit":
+        parse_bssplit(_given(raw), base)  # ValueError where fio would not read it
+        try:
+            values["bssplit"] = one_bssplit(raw, base, IO_DIRECTIONS[values.get("direction", "read")])
+        except ValueError:  # per direction, or a share left for fio to fill in
+            raise _PerDirection from None
+    elif key in _TRANSLATED:
+        param, read = _TRANSLATED[key]
+        values[param] = read(raw, base)
+    else:
+        return False
+    return True
 
 
 def jobfile_suite_text(path: Path, text: str) -> tuple[str, list[str]]:

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.fio.options import fio_refusal
 from disklab.suite.fio_names import read_fio_names
 from disklab.suite.model import METRICS, MODES, Group, Rounds, Suite, View
 from disklab.suite.params import PARAMS
@@ -47,11 +48,27 @@ def load_suite(name_or_path: str) -> Suite:
         from disklab.suite.fio_jobfile import jobfile_suite_text  # configparser: only for a job file
 
         text, notes = jobfile_suite_text(path, read_text_file(path, "fio job file"))
-        return replace(parse_suite(text, source=str(path), where=str(path)), notes=tuple(notes))
+        return _known_to_fio(replace(parse_suite(text, source=str(path), where=str(path)), notes=tuple(notes)))
     if path.suffix == ".toml" or os.path.exists(path):  # os.path's: False, not an error, for a name too long
-        return parse_suite(read_text_file(path, "suite file"), source=str(path), where=str(path))
+        return _known_to_fio(parse_suite(read_text_file(path, "suite file"), source=str(path), where=str(path)))
     raise UserError(f"unknown suite {brief(name_or_path)}{did_you_mean(name_or_path, builtin_names())} (built-in "
                     f"suites: {', '.join(builtin_names())}; or give a .toml suite or a .fio job file)")
+
+
+def _known_to_fio(suite: Suite) -> Suite:
+    """A user's suite whose tests hand fio options as written, each set checked by fio itself before anything runs
+    (a stored suite is not: its run has shown fio took them)."""
+    defaults = dict(suite.defaults)
+    for group in suite.groups:
+        values = defaults | dict(group.values)
+        given, engines = values.get("fio"), values.get("engine", "auto")
+        for text in given if isinstance(given, tuple) else (given,) * (given is not None):
+            for engine in engines if isinstance(engines, tuple) else (engines,):
+                refusal = fio_refusal(text, "io_uring" if engine == "auto" else engine)
+                if refusal:
+                    named = f"[{group.name}]" if suite.source.endswith(".fio") else f"group {brief(group.name)}: fio"
+                    raise UserError(f"{suite.where}: {named}: {refusal}")
+    return suite
 
 
 def parse_suite(text: str, source: str, where: str) -> Suite:

@@ -3,6 +3,7 @@
 import math
 from dataclasses import asdict, dataclass
 
+from disklab.suite.fio_options import parse_fio_lines
 from disklab.suite.pgbench import PgbenchSettings
 from disklab.suite.settings import Configurations, SaturationSettings, SteadyCriteria
 from disklab.units import parse_size
@@ -65,6 +66,7 @@ class TestSpec:
     fps: int
     direct: bool
     engine: str
+    fio: str | None = None  # fio's options handed to fio as written, one per line (suite/fio_options.py)
     offset: int = 0  # where the region starts; set when the plan is fitted to the target
     # A replay of a trace (trace/replay.py): the trace's identity (name and content hash), the speed (Nx or max) and
     # the iolog rewritten for the target that fio reads; None for every other test.
@@ -86,6 +88,11 @@ class TestSpec:
         if not self.bssplit:
             return (self.bs,)
         return tuple(parse_size(part.partition("/")[0]) for part in self.bssplit.split(":"))
+
+    @property
+    def fio_options(self) -> dict[str, str | None]:
+        """The options handed to fio as written, by name."""
+        return dict(parse_fio_lines(self.fio or ""))
 
     @property
     def file_set(self) -> bool:

@@ -4,6 +4,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from disklab.suite.fio_options import fio_option_text
 from disklab.units import brief, parse_duration, parse_size
 
 PATTERNS = ("sequential", "random")
@@ -171,5 +172,7 @@ PARAMS: dict[str, Param] = {
         Param("fps", int_range(1, 1000), 24, "video frame rate: frames per second each frame test must hold"),
         Param("direct", boolean, True, "bypass the page cache (O_DIRECT)"),
         Param("engine", _engine, "auto", "fio ioengine; auto picks io_uring, else libaio"),
+        Param("fio", _optional(fio_option_text), None, "more of fio's options, handed to fio as written, one per line "
+              "as in a job file, e.g. 'norandommap' or 'random_distribution=zipf:1.2'"),
     )
 }

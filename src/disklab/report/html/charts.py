@@ -16,13 +16,15 @@ from disklab.analysis.stats import Summary, summarize
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
 from disklab.report.labels import axis_label, record_labels
-from disklab.report.views import cell_figure
+from disklab.report.views import cell_figure, stored_suite
+from disklab.suite.fio_options import block_sizes_as_written
 from disklab.store.records import RunRecord, StoredTest
 
 MAX_LINES = 10  # svg.py's palette (matplotlib's tab10) has 10 colours: more lines cannot be told apart
 SWEEP_MIN_POINTS = 3  # a parameter that takes fewer values is a comparison, not a curve
 # The parameters that make two tests the same workload, so that they may share a line or a chart.
-_WORKLOAD_FIELDS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "sync", "frame_size")
+_WORKLOAD_FIELDS = ("pattern", "direction", "rwmixread", "bs", "bssplit", "iodepth", "jobs", "sync", "frame_size",
+                    "fio")
 _MIXED_NOTE = " · read + write"
 LOG_RATIO = 10  # figures whose largest is this many times their smallest get a log axis: a linear one flattens them
 
@@ -128,7 +130,7 @@ def describe(params: dict, *leave_out: str) -> str:
         direction = f"mixed {params['rwmixread']} % read"
     parts = [f"{params['pattern']} {direction}"]
     if "bs" not in leave_out:
-        parts.append(params.get("bssplit") or axis_label("bs", params["bs"]))
+        parts.append(block_sizes_as_written(params) or params.get("bssplit") or axis_label("bs", params["bs"]))
     if "iodepth" not in leave_out:
         parts.append(axis_label("iodepth", params["iodepth"]))
     if "jobs" not in leave_out:
@@ -141,7 +143,7 @@ def _sweeps(records: Sequence[RunRecord], field: str) -> dict[tuple, list[Planne
     groups: dict[tuple, list[Planned]] = {}
     for record in records:
         for test in planned(record, records):
-            if test.params.get("bssplit") is None and test.params.get("frame_size") is None:
+            if not (test.params.get("bssplit") or test.params.get("frame_size") or test.params.get("fio")):
                 groups.setdefault(test.workload(field), []).append(test)
     return {
         key: tests for key, tests in groups.items()
@@ -215,25 +217,48 @@ QUICK_SUITE = "quick"
 def quick_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
     """The quick profile as grouped bars, one bar per run per test: sequential tests in MB/s, random in IOPS."""
     quick = [test for record in records if record.info.suite_name == QUICK_SUITE for test in planned(record, records)]
-    charts = []
-    for pattern, metric, unit in (("sequential", "mb_per_s", "MB/s"), ("random", "iops", "IOPS")):
-        tests = [t for t in quick if t.params["pattern"] == pattern]
-        if not tests:
-            continue
-        categories = list(dict.fromkeys(t.label for t in tests))
-        runs = list(dict.fromkeys(t.run for t in tests))
-        series = tuple(
-            SeriesSpec(run, tuple((float(categories.index(t.label)), t.figure(metric)) for t in mine),
-                       tuple(t.spread(metric) for t in mine))
-            for run in runs for mine in ([t for t in tests if t.run == run],)
-        )
-        charts.append(ChartSpec(
-            id=f"quick-{pattern}", kind="bars", title=f"Quick profile · {pattern} tests in {unit}",
-            caption=f"{unit} per test, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
-            x_label="test", y_label=y_axis_label(unit, series, bars=True), series=series,
-            x_ticks=tuple(enumerate(categories)), metric=metric, tests=tuple(categories),  # linear, from zero
-        ))
-    return charts
+    return [_bars(f"quick-{pattern}", f"Quick profile · {pattern} tests in {unit}", tests, metric, unit)
+            for pattern, metric, unit in (("sequential", "mb_per_s", "MB/s"), ("random", "iops", "IOPS"))
+            for tests in ([t for t in quick if t.params["pattern"] == pattern],) if tests]
+
+
+def test_bar_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
+    """IOPS and MB/s bars of the tests that no curve draws, in runs of a job file, fio's options, a user's suite or
+    an import: the figures a suite's own charts would show."""
+    on_curves = {(t.run, t.label) for field in ("bs", "rwmixread") for tests in _sweeps(records, field).values()
+                 for t in tests}
+    tests = [test for record in records if _own_tests(record) for test in planned(record, records)
+             if (test.run, test.label) not in on_curves]
+    if not tests:
+        return []
+    return [_bars(f"tests-{metric.replace('_', '-')}", f"{unit} per test", tests, metric, unit)
+            for metric, unit in (("iops", "IOPS"), ("mb_per_s", "MB/s"))]
+
+
+def _own_tests(record: RunRecord) -> bool:
+    """A run of tests its user wrote (a job file, fio's options, a suite file) or imported, run once each (not in
+    rounds or a search, whose charts are their own)."""
+    if record.info.suite_source == "built-in":
+        return False
+    suite = stored_suite(record)
+    return suite is None or suite.mode == "fixed"
+
+
+def _bars(chart_id: str, title: str, tests: Sequence[Planned], metric: str, unit: str) -> ChartSpec:
+    categories = list(dict.fromkeys(t.label for t in tests))
+    runs = list(dict.fromkeys(t.run for t in tests))
+    series = tuple(
+        SeriesSpec(run, tuple((float(categories.index(t.label)), t.figure(metric)) for t in mine),
+                   tuple(t.spread(metric) for t in mine))
+        for run in runs for mine in ([t for t in tests if t.run == run],)
+    )
+    mixed = " (read + write of a mixed test)" if any(t.params["direction"] == "mixed" for t in tests) else ""
+    return ChartSpec(
+        id=chart_id, kind="bars", title=title,
+        caption=f"{unit} per test{mixed}, one bar per run" + (" · MB/s = 10^6 bytes/s" if metric == "mb_per_s" else ""),
+        x_label="test", y_label=y_axis_label(unit, series, bars=True), series=series,
+        x_ticks=tuple(enumerate(categories)), metric=metric, tests=tuple(categories),  # linear, from zero
+    )
 
 
 def spare_area_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
@@ -278,7 +303,7 @@ def _workload(records: Sequence[RunRecord]) -> str:
 
 
 ChartFunction = Callable[[Sequence[RunRecord]], list[ChartSpec]]
-CHARTS: tuple[ChartFunction, ...] = (quick_bar_charts, blocksize_charts, read_share_charts, spare_area_charts)
+CHARTS: tuple[ChartFunction, ...] = (quick_bar_charts, test_bar_charts, blocksize_charts, read_share_charts, spare_area_charts)
 
 
 def chart_functions() -> tuple[ChartFunction, ...]:
