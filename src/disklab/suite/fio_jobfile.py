@@ -43,9 +43,10 @@ def _size(value: str | None, base: int) -> int:
     return parse_fio_size(value, base)
 
 
-def _one_size(value: str | None, base: int) -> int:
-    """bs and rate once, or per direction ('4k,64k': ValueError, and the option goes to fio as written)."""
-    sizes = set(per_direction(_given(value), base).values())
+def _one_value(value: str | None, base: int, directions: tuple[str, ...]) -> int:
+    """bs or a rate that the test's directions share ('4k,64k' for reads alone is 4k); where they differ, or one is
+    left at fio's default (',64k'), fio is handed the option as written."""
+    sizes = {per_direction(_given(value), base)[direction] for direction in directions}
     if len(sizes) != 1 or None in sizes:
         raise _PerDirection
     return sizes.pop()
@@ -71,11 +72,11 @@ def _engine(value: str | None, _base: int) -> str:
 
 # fio option -> (suite parameter, reader of fio's value with the kb_base in force).
 _TRANSLATED = {
-    "bs": ("bs", _one_size), "iodepth": ("iodepth", _count), "numjobs": ("jobs", _count),
+    "iodepth": ("iodepth", _count), "numjobs": ("jobs", _count),
     "rwmixread": ("rwmixread", _count), "size": ("size", _size), "runtime": ("runtime", _seconds),
     "time_based": ("time_based", _flag), "ramp_time": ("ramp", _seconds), "startdelay": ("pause", _seconds),
-    "direct": ("direct", _flag), "ioengine": ("engine", _engine), "rate": ("rate", _one_size),
-    "rate_iops": ("rate_iops", _one_size), "nrfiles": ("nrfiles", _count), "filesize": ("filesize", _size),
+    "direct": ("direct", _flag), "ioengine": ("engine", _engine),
+    "nrfiles": ("nrfiles", _count), "filesize": ("filesize", _size),
 }
 # fio's defaults where a job file is silent (fio's HOWTO), so that a test runs as fio alone would run it.
 _FIO_DEFAULTS = {"pattern": "sequential", "direction": "read", "bs": 4096, "iodepth": 1, "jobs": 1, "size": "all",
@@ -183,6 +184,8 @@ def _translated(key: str, raw: str | None, base: int, values: dict) -> bool:
         if sync is None:
             return (raw or "").strip() in ("0", "none")  # off, fio's default; fsync=4 and sync=1 go as written
         values["sync"] = sync
+    elif key in ("bs", "rate", "rate_iops"):
+        values[key] = _one_value(raw, base, IO_DIRECTIONS[values.get("direction", "read")])
     elif key == "bssplit":
         parse_bssplit(_given(raw), base)  # ValueError where fio would not read it
         try:
