@@ -36,6 +36,8 @@ class SeriesSpec:
     spreads: tuple[Summary | None, ...] = ()
     # Per point, the flags of the tests behind it, (flag, what they saw): the point is marked, the legend says why.
     flags: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # Per point, a range that is no mean's interval (a model's error band: range_bands.py), (low, high); or None.
+    ranges: tuple[tuple[float, float] | None, ...] = ()
 
 
 @dataclass(frozen=True)

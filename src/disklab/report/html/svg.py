@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from disklab.analysis.stats import Summary
-from disklab.report.html import flag_marks
+from disklab.report.html import flag_marks, range_bands
 from disklab.report.html.axes import (
     Axis, Plot, escape, minor_ticks, number, placeable, text_width, x_axis, y_axis,
 )
@@ -51,8 +51,8 @@ def render_svg(spec: ChartSpec) -> str:
     categories = max([1, len(spec.x_ticks), *(int(x) + 1 for series in points for _, x, _, _ in series)]) if bars else 0
     bar_labels, upright, headroom = _bar_labels(spec, points, (_WIDTH - right - 70) / max(categories, 1))
     heading = _heading(spec, points)
-    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)] + _marked(spec, "y"),
-                      headroom)
+    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)] + _marked(spec, "y")
+                      + range_bands.extents(spec), headroom)
     horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series] + _marked(spec, "x"), categories)
     left = 8 + _FONT + 8 + max((text_width(label) for _, label in vertical.ticks), default=0) + _TICK + _GAP
     top = 12 + len(heading) * (_TITLE + 5) + 4 + (_SMALL + 6) * bool(spec.y_better)
@@ -261,7 +261,8 @@ def _grid_and_axes(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis
 def _line_group(spec, i, points: list[Point], plot, horizontal, vertical) -> list[str]:
     colour = PALETTE[i % len(PALETTE)]
     xy = [(plot.x(horizontal, x), plot.y(vertical, y)) for _, x, y, _ in points]
-    out = _line_errors(spec, i, points, plot, horizontal, vertical)
+    out = range_bands.shaded(spec, i, [(j, x) for j, x, _, _ in points], plot, horizontal, vertical, colour)
+    out += _line_errors(spec, i, points, plot, horizontal, vertical)
     out.append(f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">')
     if len(xy) > 1:
         path = " L".join(f"{_f(x)},{_f(y)}" for x, y in xy)
@@ -343,7 +344,7 @@ def _tooltip(spec: ChartSpec, i: int, point: Point) -> str:
     if spread is not None:
         share = "" if spread.ci95_percent is None else f"{spread.ci95_percent:.1f} %, "  # as the tables' +/-
         text += f" ± {number(spread.ci95_half_width)} ({share}95 % interval, mean of n = {spread.n})"
-    return text + flag_marks.tooltip(spec, i, j)
+    return text + range_bands.tooltip(spec, i, j) + flag_marks.tooltip(spec, i, j)
 
 
 def _legend_fits_right(spec: ChartSpec) -> bool:
