@@ -39,9 +39,9 @@ def run_and_report(disklab: Disklab, tmp_path: Path, suite_text: str) -> tuple[d
 
 
 def series_values(svg: ET.Element, chart_id: str, i: int) -> list[float]:
-    """The figures of a series, from its markers' tooltips ('name · x: 1,234')."""
+    """The figures of a series, from its markers' tooltips ('name · x: 1,234', then ' · ⚑ flag: ...' where flagged)."""
     group = svg.find(f".//svg:g[@id='{chart_id}-series-{i}']", NS)
-    return [float(use.find("svg:title", NS).text.rpartition(": ")[2].replace(",", ""))
+    return [float(use.find("svg:title", NS).text.partition(" · ⚑")[0].rpartition(": ")[2].replace(",", ""))
             for use in group.findall("svg:use", NS)]
 
 
@@ -67,7 +67,14 @@ def test_a_saturate_report_draws_latency_over_iops_with_the_knee_and_the_bound(d
     if found is None:
         assert saturation["knee"] is None and knee_lines == []
     else:
-        assert knee_lines == [(found.probe.iops, f"knee: {found.percent} % of peak")]
+        assert knee_lines == [(found.target_iops, f"knee: {found.percent} % of peak")]  # at the load it offered
+    # The levels in the order of the load they offered: never a line running back where a level fell short.
+    (line,) = [g.find("svg:path", NS) for g in svg.iter(f"{{{NS['svg']}}}g") if g.get("id") == "saturate-1-series-1"]
+    xs = [float(point.split(",")[0]) for point in line.get("d").lstrip("M").split(" L")]
+    assert xs == sorted(xs) and len(set(xs)) == len(levels)
+    not_held = [g for g in svg.iter(f"{{{NS['svg']}}}g") if g.get("class") == "flagged"
+                and "rate-not-held" in g.get("data-flags")]
+    assert bool(not_held) == any(not lv["held"] for lv in levels)  # marked where a level fell short, else nowhere
     assert [(at, label) for axis, at, label in marked if axis == "y"] == [(1000.0, "p99 bound 1,000 µs")]
 
 
@@ -79,6 +86,8 @@ def test_a_steady_report_draws_its_rounds_and_the_verification_window_with_its_b
     assert verdict["rounds"] == len(rounds) in (3, 4)
     convergence = svgs["steady state: convergence per round · run 1"]
     assert series_values(convergence, "steady-rounds-1", 0) == pytest.approx(rounds, rel=0.01)
+    y_label = convergence.find("svg:text[@class='y-label']", NS).text
+    assert y_label == "IOPS" and "log" not in y_label  # linear, as SNIA's PTS plots convergence
     window = verdict["window"]
     assert series_values(convergence, "steady-rounds-1", 1) == pytest.approx(window, rel=0.01)
 

@@ -7,12 +7,16 @@ from click.testing import CliRunner
 
 from disklab.capacity.catalogue import drive_from_dict, drive_to_toml, load_catalogue, load_drive, shipped_drive_files
 from disklab.capacity.cost import Money, costs
+from disklab.capacity.html import blocksize_charts
 from disklab.capacity.layout import LEVELS, parse_layout
 from disklab.capacity.model import (
     LIMIT_CONCURRENCY, LIMIT_CONTROLLER, LIMIT_DRIVES, LIMIT_HOST, MODEL_NOTE, Ceilings, Workload, predict,
 )
+from disklab.capacity.planning import plan_arrays, workload_tests
+from disklab.capacity.validation import band_for
 from disklab.cli.main import cli
 from disklab.errors import UserError
+from tests.unit.test_svg import NS, parse
 
 KIB, MIB = 1024, 1024**2
 NO_CEILINGS = Ceilings(None)
@@ -275,3 +279,16 @@ def test_html_plan_has_both_arrays_as_lines_over_block_size(tmp_path):
     assert html.count("<svg") == 2  # the mixed workload is one point, not a curve
     # IOPS from 4 KiB to 32 MiB span decades: on a linear axis the large blocks of 24 HDDs would sit on the floor
     assert html.count("IOPS (log scale)") >= 1
+
+
+def test_html_plan_shades_each_line_with_the_error_band_its_table_prints_and_none_where_not_validated(catalogue):
+    layouts = [parse_layout(spec, catalogue) for spec in ("8 x sata-ssd-consumer-1t raid10", "6 x nl-sas-7.2k-12t raid5")]
+    plan = plan_arrays(layouts, workload_tests(["blocksize"]), Money())
+    iops = next(c for c in blocksize_charts(plan) if c.id.startswith("capacity-iops"))
+    for array, line in zip(plan.arrays, iops.series):
+        index = {float(test.bs): i for i, test in enumerate(plan.tests) if not test.bssplit}
+        assert list(line.ranges) == [band_for(array, plan.tests[index[x]]).range(y) for x, y in line.points]
+    assert not any(iops.series[0].ranges) and all(iops.series[1].ranges)  # the SSD array's band: not validated
+    svg = parse(iops)
+    assert [p.get("data-series") for p in svg.iter(f"{{{NS['svg']}}}path") if p.get("class") == "range-band"] == ["1"]
+    assert band_for(plan.arrays[1], plan.tests[0]).text() in iops.note and "(not validated)" in iops.note

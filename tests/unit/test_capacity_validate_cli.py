@@ -151,7 +151,8 @@ def test_markdown_csv_json_and_html_carry_the_band_and_the_caveats(tmp_path):
     page = tmp_path / "plan.html"
     assert invoke("capacity", "compare", *M2, "--html", str(page), "-f", "json").exit_code == 0
     html = page.read_text()
-    assert band_text("ssd") in html and "error band 8 x sata-ssd-1.6t raid6" in html
+    assert band_text("ssd") in html and "shaded: error band" in html
+    assert html.count('class="range-band" data-series="1"') == 2  # the SSD array's line shaded, on both charts
 
 
 def test_a_network_path_or_a_host_link_says_not_validated_instead_of_a_band():

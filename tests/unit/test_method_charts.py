@@ -9,14 +9,19 @@ from dataclasses import replace
 
 from hypothesis import example, given, settings, strategies as st
 
+from disklab.analysis.steady import steady_verdict
 from disklab.report.html.charts import ChartSpec, Reference, SeriesSpec
-from disklab.report.html.method_charts import method_charts
+from disklab.report.html.method_charts import method_charts, saturate_charts
 from disklab.report.html.model import build_report
 from disklab.report.html.render import render_html
 from disklab.report.html.svg import render_svg
+from disklab.report.rows import result_rows
 from disklab.store.repository import Store
+from tests.unit.test_compare import DEFAULTS
 from tests.unit.test_pgbench import fixture
+from tests.unit.test_precision import job
 from tests.unit.test_pgbench_report import step_result, stored_run
+from tests.unit.test_store import new_run
 from tests.unit.test_svg import NS, markers, parse, ticks, value
 
 
@@ -121,3 +126,76 @@ def test_a_single_client_count_has_no_sweep_chart(tmp_path):
                                                               fixture("time-4-clients.stderr"))]))
     assert [chart.title for chart in method_charts([record])] == ["pgbench: TPS over time · run 1"]
     assert render_svg(method_charts([record])[0]).count("<use") == 3
+
+
+# The load levels of a real saturation search on a busy machine (the run-kinds zoo's saturate run): from 30 % on,
+# most levels did not hold their rate, so the IOPS they achieved fall and rise again: (percent, offered IOPS,
+# achieved IOPS, held, p50, p99, p99.9 ns).
+BUSY_LEVELS = ((10, 2289, 2282, True, 40704, 95744, 399360), (20, 4578, 4565, True, 49408, 98816, 238592),
+               (30, 6867, 3169, False, 651264, 1548288, 2736128), (40, 9156, 2741, False, 667648, 2801664, 4112384),
+               (50, 11445, 6488, False, 44288, 995328, 1204224), (60, 13734, 2269, False, 782336, 2899968, 4489216),
+               (70, 16022, 13233, False, 57600, 757760, 1028096), (80, 18311, 2017, False, 765952, 1957888, 2277376),
+               (90, 20600, 18761, True, 72192, 823296, 2670592), (100, 22889, 2040, False, 831488, 2932736, 4620288))
+
+
+def saturate_record(tmp_path, flags: dict[int, tuple[str, str]]):
+    """A saturate run's load levels as stored tests ('... at 30 %') with the outcome of BUSY_LEVELS."""
+    levels = [{"percent": p, "target_iops": offered, "iops": got, "held": held, "iodepth": 2, "jobs": 1,
+               "p50_ns": p50, "p99_ns": p99, "p99_9_ns": p999} for p, offered, got, held, p50, p99, p999 in BUSY_LEVELS]
+    with Store(tmp_path / "s.db") as store:
+        run_id = store.create_run(new_run(suite_name="saturate"))
+        for seq, level in enumerate(levels):
+            test_id = store.add_test(run_id, seq, f"RND4K read Q2T1 at {level['percent']} %", DEFAULTS, "", "{}", "",
+                                     "2026-01-01T00:00:00+00:00", job(level["iops"]), plan_index=seq, attempt=1)
+            if level["percent"] in flags:
+                store.add_flag(test_id, *flags[level["percent"]])
+        store.set_run_values("run_outcomes", run_id, {"saturation": {
+            "levels": levels, "knee": levels[1], "peak": {"iops": 22889.3, "iodepth": 2, "jobs": 1}}})
+        return store.get_run(run_id)
+
+
+def test_saturate_draws_its_levels_in_order_of_offered_load_and_rings_those_that_did_not_hold_their_rate(tmp_path):
+    record = saturate_record(tmp_path, {90: ("busy-machine", "other work ran beside this test")})
+    (spec,) = saturate_charts([record])
+    for line in spec.series:  # never a line running back in x, where achieved IOPS fell
+        assert [x for x, _ in line.points] == [offered for _, offered, *_ in BUSY_LEVELS]
+    assert [label for _, label in spec.x_ticks] == [f"{p} %" for p, *_ in BUSY_LEVELS]
+    assert [r.value for r in spec.references if r.axis == "x"] == [4578]  # the knee at its offered load
+    svg = parse(spec)
+    rings = [g for g in svg.iter(f"{{{NS['svg']}}}g") if g.get("class") == "flagged"]
+    not_held = [p for p, _, _, held, *_ in BUSY_LEVELS if not held]
+    assert len(rings) == 3 * (len(not_held) + 1)  # three percentiles; the 90 % level carries busy-machine
+    assert sorted({g.get("data-flags") for g in rings}) == ["busy-machine", "rate-not-held"]
+    notes = [g.find("svg:text", NS).text for g in svg.iter(f"{{{NS['svg']}}}g") if g.get("class") == "flag-note"]
+    assert notes == ["⚑1 ringed: rate-not-held: the level delivered under 90 % of the load offered by fio's rate "
+                     "limit", "⚑2 ringed: busy-machine: other processes used CPU or disk I/O during the test: its "
+                     "figures are partly theirs"]
+    p99 = svg.findall(".//svg:g[@id='saturate-1-series-1']/svg:use", NS)
+    tips = [use.find("svg:title", NS).text for use in p99]
+    assert tips[2] == "p99 · 30 %: 1,548 · ⚑ rate-not-held: 3,169 IOPS delivered of 6,867 offered"
+
+
+def steady_record(tmp_path, values, flagged_round: int | None = None):
+    """A steady run's rounds stored as the steady schedule stores them (one planned test, a round per attempt)."""
+    with Store(tmp_path / "steady.db") as store:
+        run_id = store.create_run(new_run(suite_name="steady", options={}))
+        for n, iops in enumerate(values, start=1):
+            test_id = store.add_test(run_id, n - 1, "RND4K write", {**DEFAULTS, "direction": "write"}, "", "{}", "",
+                                     "2026-01-01T00:00:00+00:00", job(iops), plan_index=0, attempt=n)
+            if n == flagged_round:
+                store.add_flag(test_id, "busy-machine", "other work ran beside this test")
+        store.set_run_values("run_outcomes", run_id, {"steady_state": steady_verdict(values).as_dict("IOPS")})
+        return store.get_run(run_id)
+
+
+def test_steady_convergence_is_on_a_linear_axis_from_zero_with_its_window_marked_and_rounds_named(tmp_path):
+    values = [200_000, 90_000, 20_000, 10_000, 10_100, 9_900, 10_000, 10_200]  # over a decade: still linear
+    record = steady_record(tmp_path, values, flagged_round=5)
+    convergence, window = method_charts([record])
+    assert not convergence.y_log and convergence.y_from_zero and "log" not in convergence.y_label
+    assert min(value(label) for _, label in ticks(parse(convergence), "y")) == 0
+    assert [(r.axis, r.value) for r in convergence.references] == [("x", 4), ("x", 8)]  # rounds 4-8
+    assert convergence.series[0].flags[4] and not any(convergence.series[0].flags[:4])
+    assert window.series[0].flags[1] == convergence.series[0].flags[4]  # the window's second round is round 5
+    assert not window.y_log and {r.label for r in window.references} >= {"+10 %", "-10 %", "+20 %", "-20 %"}
+    assert [row.test for row in result_rows(record)] == [f"RND4K write · round {n}" for n in range(1, 9)]

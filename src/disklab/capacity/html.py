@@ -31,18 +31,21 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
         if not test.bssplit:
             key = (test.pattern, test.direction, test.rwmixread, test.iodepth, test.jobs)
             sweeps.setdefault(key, []).append(i)
-    bands = " · error band " + ", ".join(f"{a.layout.spec} {band_for(a).text()}" for a in plan.arrays)
     charts = []
     for n, indexes in enumerate((ix for ix in sweeps.values() if len(ix) >= SWEEP_MIN_POINTS), start=1):
         sizes = [plan.tests[i].bs for i in indexes]
         workload = describe(plan.tests[indexes[0]].params(), "bs")
         for slug, unit, value in _METRICS:
             series = tuple(SeriesSpec(a.layout.spec, tuple((float(plan.tests[i].bs), value(a.predictions[i]))
-                                                           for i in indexes)) for a in plan.arrays)
+                                                           for i in indexes),
+                                      ranges=tuple(band_for(a, plan.tests[i]).range(value(a.predictions[i]))
+                                                   for i in indexes)) for a in plan.arrays)
             charts.append(ChartSpec(
                 id=f"capacity-{slug}-{n}", kind="line", title=f"Predicted {unit} over block size · {workload}",
                 caption=f"{MODEL_NOTE} · one line per array · read + write"
-                + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else "") + bands,
+                + (" · MB/s = 10^6 bytes/s" if unit == "MB/s" else "") + " · shaded: each figure's error band, as "
+                "the predicted-performance table prints it beside the figure; none where the table says not validated",
+                note=_band_note(plan, indexes),
                 x_label="block size (log2 scale)", y_label=y_axis_label(unit, series), series=series,
                 x_ticks=tuple((size, axis_label("bs", size)) for size in sizes), x_log2=True, y_log=log_scale(series),
                 # No run made it: the footer says what did (provenance.py's footer is a run's).
@@ -50,3 +53,11 @@ def blocksize_charts(plan: ArrayPlan) -> tuple[ChartSpec, ...]:
                 f"{describe(plan.tests[indexes[0]].params(), 'bs')}", y_better=better(unit),
             ))
     return tuple(charts)
+
+
+def _band_note(plan: ArrayPlan, indexes: list[int]) -> str:
+    """What the shading is, inside the chart: each array's band over these tests ('raid10-4 -30/+45 %')."""
+    texts = [f"{a.layout.spec} {' / '.join(dict.fromkeys(band_for(a, plan.tests[i]).text() for i in indexes))}"
+             for a in plan.arrays]
+    return "shaded: error band, where the measured figure may lie (cross-validated on published tables) · " \
+        + ", ".join(texts)

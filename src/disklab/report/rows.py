@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass
 
 from disklab.analysis.repeats import planned_tests, pooled_lat_mean_ns, pooled_percentiles
 from disklab.analysis.stats import Summary, summarize, too_wide
+from disklab.analysis.steady import stored_rounds
 from disklab.fio.parse import DirectionMetrics
 from disklab.store.records import RunRecord, StoredTest
 from disklab.units import format_size
@@ -33,16 +34,20 @@ class ResultRow:
 
 
 def result_rows(record: RunRecord) -> list[ResultRow]:
-    """fio tests; pgbench steps have rows of their own (sweep_rows)."""
-    return [result_row(test, m) for test in record.tests if not is_pgbench_test(test) for m in test.metrics]
+    """fio tests; pgbench steps have rows of their own (sweep_rows). The rounds of a steady-state or write-saturation
+    run are one test run again and again: each row names its round, as the convergence chart numbers them."""
+    rounds = {t.id: n for n, t in enumerate(stored_rounds(record).tests, start=1)} \
+        if "steady_state" in record.outcomes else {}
+    return [result_row(test, m, f" · round {rounds[test.id]}" if test.id in rounds else "")
+            for test in record.tests if not is_pgbench_test(test) for m in test.metrics]
 
 
-def result_row(test: StoredTest, m: DirectionMetrics) -> ResultRow:
-    """One direction of one stored fio test."""
+def result_row(test: StoredTest, m: DirectionMetrics, which: str = "") -> ResultRow:
+    """One direction of one stored fio test; `which` follows its label (' · round 3')."""
     p = m.clat_percentiles_ns
     return ResultRow(
         seq=test.seq + 1,
-        test=test.label,
+        test=test.label + which,
         direction=m.direction,
         pattern=test.params["pattern"],
         block_size=format_size(test.params["bs"]),

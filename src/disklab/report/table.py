@@ -1,6 +1,7 @@
 """The Rich table a run is shown as in the terminal."""
 
 import re
+from collections.abc import Sequence
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -14,7 +15,7 @@ from disklab.report.rows import (
 from disklab.report.labels import run_labels
 from disklab.report.runs import counted_tests
 from disklab.report.terminal import terminal_text
-from disklab.store.records import RunInfo, RunRecord
+from disklab.store.records import RunInfo, RunRecord, StoredTest
 
 
 
@@ -69,17 +70,20 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
 def flag_lines(record: RunRecord) -> list[str]:
     """Why a figure may not be the disk's: one line per planned test and flag, however many of its passes (or
     rounds) carry it, saying how many did and what they saw, each number as the range over them."""
-    lines = []
     several = "passes" if repeated(record) else "rounds"
-    for tests in planned_tests(record).values():
-        by_flag: dict[str, list[str]] = {}
-        for test in tests:
-            for flag, message in test.flags:
-                by_flag.setdefault(flag, []).append(message)
-        for flag, messages in by_flag.items():
-            count = f" in {len(messages)} of {len(tests)} {several}" if len(tests) > 1 else ""
-            lines.append(f"⚑ {tests[0].label}: {flag}{count}: {merged_message(messages)}")
-    return lines
+    return [f"⚑ {tests[0].label}: {flag}{said}" for tests in planned_tests(record).values()
+            for flag, said in planned_flags(tests, several)]
+
+
+def planned_flags(tests: Sequence[StoredTest], several: str) -> list[tuple[str, str]]:
+    """(flag, what it says) once per flag of one planned test's passes or rounds (`several` names them): how many
+    carry it and their messages merged, e.g. ' in 5 of 5 passes: other work ran beside this test: 0.81-1.20 CPUs'."""
+    by_flag: dict[str, list[str]] = {}
+    for test in tests:
+        for flag, message in test.flags:
+            by_flag.setdefault(flag, []).append(message)
+    return [(flag, (f" in {len(messages)} of {len(tests)} {several}" if len(tests) > 1 else "")
+             + f": {merged_message(messages)}") for flag, messages in by_flag.items()]
 
 
 def merged_message(messages: list[str]) -> str:

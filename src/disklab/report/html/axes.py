@@ -4,10 +4,12 @@ Linear axes step by 1, 2 or 5 times a power of ten; time axes by whole seconds; 
 (1, 10, 100, 1k, 10k ...) and, over less than two decades, 2 and 5 between them.
 """
 
+import html
 import math
 from dataclasses import dataclass
 
 from disklab.report.html.charts import ChartSpec
+from disklab.report.terminal import terminal_text
 
 _FONT = 11
 _EM = 0.62  # average glyph width in ems of a wide sans-serif (DejaVu Sans): text widths are estimated, not measured
@@ -101,6 +103,13 @@ def x_axis(spec: ChartSpec, values: list[float], categories: int) -> Axis:
     return Axis(low - margin, high + margin, ticks)
 
 
+def minor_ticks(axis: Axis) -> list[float]:
+    """2, 3 ... 9 times each power of ten on a log axis labelled at the powers alone: faint lines to read values by."""
+    if axis.log != 10 or len(axis.ticks) < 3 or not all(math.log10(v).is_integer() for v, _ in axis.ticks):
+        return []
+    return [m * 10.0 ** k for k in range(round(axis.lo), round(axis.hi)) for m in range(2, 10)]
+
+
 def placeable(value: float, log: bool) -> bool:
     """Whether an axis can show a value: finite, within LIMIT, and on a log axis within 1/LIMIT..LIMIT."""
     return math.isfinite(value) and abs(value) <= LIMIT and (value >= 1 / LIMIT or not log)
@@ -130,6 +139,11 @@ def _powers(base: int, first: int, last: int) -> list[float]:
         except OverflowError:
             break
     return found
+
+
+def escape(text: str) -> str:
+    """Markup escaped, control and bidi characters written out (report/terminal.py): a label shows as stored."""
+    return html.escape(terminal_text(text))
 
 
 def text_width(text: str, size: float = _FONT) -> float:

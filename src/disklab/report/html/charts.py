@@ -16,6 +16,7 @@ from disklab.analysis.stats import Summary, summarize
 from disklab.report.metrics import REGISTRY
 from disklab.report.rows import is_pgbench_test
 from disklab.report.labels import axis_label, record_labels
+from disklab.report.table import planned_flags
 from disklab.report.views import cell_figure, stored_suite
 from disklab.suite.fio_options import block_sizes_as_written
 from disklab.store.records import RunRecord, StoredTest
@@ -35,6 +36,10 @@ class SeriesSpec:
     points: tuple[tuple[float, float], ...]  # (x, y); for bars x is the category's index
     # Per point, when its y is the mean of n > 1 repeats: their summary, drawn as the 95 % interval. Else None.
     spreads: tuple[Summary | None, ...] = ()
+    # Per point, the flags of the tests behind it, (flag, what they saw): the point is marked, the legend says why.
+    flags: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # Per point, a range that is no mean's interval (a model's error band: range_bands.py), (low, high); or None.
+    ranges: tuple[tuple[float, float] | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,10 @@ class Planned:
         if not self.repeats or self.best_of or len(values) < 2 or None in values:
             return None
         return summarize(values)
+
+    def flags(self) -> tuple[tuple[str, str], ...]:
+        """Each flag of its tests once, with how many carry it and what they saw (the run's flag lines)."""
+        return tuple(planned_flags(self.tests, "passes" if self.repeats else "rounds"))
 
     def workload(self, *leave_out: str) -> tuple:
         return tuple(self.params.get(f) for f in _WORKLOAD_FIELDS if f not in leave_out)
@@ -157,9 +166,10 @@ def _line(name: str, tests: Sequence[Planned], x_field: str, metric: str) -> Ser
     for test in tests:
         value = test.figure(metric)
         if value is not None:
-            by_x[test.params[x_field]] = (value, test.spread(metric))
+            by_x[test.params[x_field]] = (value, test.spread(metric), test.flags())
     points = sorted(by_x.items())
-    return SeriesSpec(name, tuple((x, y) for x, (y, _) in points), tuple(spread for _, (_, spread) in points))
+    return SeriesSpec(name, tuple((x, y) for x, (y, _, _) in points), tuple(spread for _, (_, spread, _) in points),
+                      tuple(flags for _, (_, _, flags) in points))
 
 
 def blocksize_charts(records: Sequence[RunRecord]) -> list[ChartSpec]:
@@ -249,7 +259,7 @@ def _bars(chart_id: str, title: str, tests: Sequence[Planned], metric: str, unit
     runs = list(dict.fromkeys(t.run for t in tests))
     series = tuple(
         SeriesSpec(run, tuple((float(categories.index(t.label)), t.figure(metric)) for t in mine),
-                   tuple(t.spread(metric) for t in mine))
+                   tuple(t.spread(metric) for t in mine), tuple(t.flags() for t in mine))
         for run in runs for mine in ([t for t in tests if t.run == run],)
     )
     mixed = " (read + write of a mixed test)" if any(t.params["direction"] == "mixed" for t in tests) else ""

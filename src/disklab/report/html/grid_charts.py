@@ -38,7 +38,7 @@ def _heatmap(chart_id: str, cells: dict[tuple[int, int], Planned], depths: list[
         tests = [cells.get((depth, j)) for j in jobs]
         found = [(float(c), t) for c, t in enumerate(tests) if t is not None and t.figure(metric) is not None]
         rows.append(SeriesSpec(axis_label("iodepth", depth), tuple((c, t.figure(metric)) for c, t in found),
-                               tuple(t.spread(metric) for _, t in found)))
+                               tuple(t.spread(metric) for _, t in found), tuple(t.flags() for _, t in found)))
     mixed = " · read + write" if first.params["direction"] == "mixed" else ""
     return ChartSpec(
         id=chart_id, kind="heatmap",

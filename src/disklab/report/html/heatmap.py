@@ -11,6 +11,7 @@ colour follows the value's logarithm.
 
 import math
 
+from disklab.report.html import flag_marks
 from disklab.report.html.axes import number, text_width
 from disklab.report.html.charts import ChartSpec
 from disklab.report.html.svg import (
@@ -39,35 +40,42 @@ def render_heatmap(spec: ChartSpec) -> str:
     height = min(_CELL_HEIGHT, _MAX_GRID_HEIGHT / max(len(spec.series), 1))
     grid_height = height * len(spec.series)
     footer = wrap(spec.footer, _SMALL)
-    bottom = top + grid_height + 6 + _FONT + 8 + _FONT + 10
+    notes_y = top + grid_height + 6 + _FONT + 8 + _FONT + 10
+    bottom = notes_y + flag_marks.notes_height(spec)
     total = bottom + len(footer) * (_SMALL + 3) + 4 * bool(footer)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_f(total)}" width="{_WIDTH}" '
            f'height="{_f(total)}" font-family="sans-serif" font-size="{_FONT}" fill="#222" role="img">'
-           f'<title>{escape(spec.title)}</title>', _gradient(spec.id)]
+           f'<title>{escape(spec.title)}</title>', _gradient(spec.id), flag_marks.defs(spec)]
     out += _heading_texts(heading)
     for i, series in enumerate(spec.series):
         by_column = dict(series.points)
         spreads = dict(zip((x for x, _ in series.points), series.spreads or (None,) * len(series.points)))
+        index = {x: k for k, (x, _) in enumerate(series.points)}  # a cell's point, for its flags
         y = top + i * height
         out.append(f'<g id="{escape(spec.id)}-series-{i}">')
         for j in range(columns):
             x, value = left + j * width, by_column.get(float(j))
             cell = f'{escape(spec.id)}-series-{i}-cell-{j}'
-            box = f'x="{_f(x)}" y="{_f(y)}" width="{_f(width)}" height="{_f(height)}" stroke="#fff"'
+            place = f'x="{_f(x)}" y="{_f(y)}" width="{_f(width)}" height="{_f(height)}"'
+            box = f'{place} stroke="#fff"'
             if not _shown(value, spec):
                 out.append(f'<rect class="cell empty" id="{cell}" {box} fill="{_EMPTY}"><title>'
                            f'{escape(series.name)} · {escape(spec.x_ticks[j][1])}: not measured</title></rect>')
                 continue
             share = _share(value, low, high, spec.y_log)
-            tip = f"{series.name} · {spec.x_ticks[j][1]}: {number(value)}" + _interval(spreads.get(float(j)))
+            tip = f"{series.name} · {spec.x_ticks[j][1]}: {number(value)}" + _interval(spreads.get(float(j))) \
+                + flag_marks.tooltip(spec, i, index[float(j)])
+            flags = flag_marks.flags_at(spec, i, index[float(j)])
             out.append(f'<rect class="cell" id="{cell}" {box} fill="{_colour(share)}" data-value="{value!r}">'
-                       f'<title>{escape(tip)}</title></rect>'
-                       f'<text class="cell-value" x="{_f(x + width / 2)}" y="{_f(y + height / 2)}" dy="0.35em" '
-                       f'text-anchor="middle" fill="{"#222" if share >= _DARK_TEXT_FROM else "#fff"}">'
-                       f'{number(value)}</text>')
+                       f'<title>{escape(tip)}</title></rect>' + flag_marks.hatch(spec, i, index[float(j)], place)
+                       + f'<text class="cell-value" x="{_f(x + width / 2)}" y="{_f(y + height / 2)}" dy="0.35em" '
+                       f'text-anchor="middle" fill="{"#222" if share >= _DARK_TEXT_FROM else "#fff"}"'
+                       + (f' stroke="{_colour(share)}" stroke-width="3" paint-order="stroke"' if flags else "")
+                       + f'>{number(value)}{" " * bool(flags)}{flag_marks.mark(spec, flags)}</text>')
         out.append("</g>")
     out += _axes(spec, rows_name, left, top, width, height)
     out += _scale(spec, unit, left + columns * width + 20, top, grid_height, low, high)
+    out += flag_marks.notes(spec, 8, notes_y, _WIDTH - 12, hatched=True)
     out += footer_texts(footer, bottom + _SMALL)
     out.append("</svg>")
     return "".join(out)

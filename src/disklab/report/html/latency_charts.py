@@ -56,7 +56,8 @@ def latency_groups(records: Sequence[RunRecord], line: Callable[[Sequence[Stored
             key = label if shared else test.run
             several = len(test.tests[0].metrics) > 1  # mixed and trimwrite tests: a line per direction
             name = test.run if shared else test.label
-            lines = [SeriesSpec(f"{name} · {direction}" if several else name, points)
+            lines = [SeriesSpec(f"{name} · {direction}" if several else name, points,
+                                flags=(test.flags(),) * len(points))
                      for direction in DIRECTIONS for points in (line(test.tests, direction),) if points]
             if lines:
                 across[key] = shared

@@ -64,7 +64,7 @@ def _chart(chart_id: str, label: str, tests: Sequence[Planned], kind: str, name:
             line = _mean_series(test, kind, direction, scale)
             if line.points:
                 lines.append(SeriesSpec(" · ".join([test.run] * several_runs + [direction]), line.points,
-                                        line.spreads))
+                                        line.spreads, (test.flags(),) * len(line.points)))
     if not lines:
         return None
     windows = [moving_average_window(len(line.points)) for line in lines]

@@ -12,19 +12,15 @@ is not a finite number (or not positive, on a log x axis) has no place on the ch
 drawn as some other value; a value at or below zero on a log y axis sits on the axis' bottom edge.
 """
 
-import html
 import math
 from collections.abc import Sequence
 
 from disklab.analysis.stats import Summary
-from disklab.report.html.axes import Axis, Plot, number, placeable, text_width, x_axis, y_axis
+from disklab.report.html import flag_marks, range_bands
+from disklab.report.html.axes import (
+    Axis, Plot, escape, minor_ticks, number, placeable, text_width, x_axis, y_axis,
+)
 from disklab.report.html.charts import ChartSpec, Reference
-from disklab.report.terminal import terminal_text
-
-
-def escape(text: str) -> str:
-    """Markup escaped, control and bidi characters written out (report/terminal.py): a label shows as stored."""
-    return html.escape(terminal_text(text))
 
 
 # matplotlib's tab10 palette: ten colours, so at most ten lines in one chart (charts.MAX_LINES).
@@ -55,8 +51,8 @@ def render_svg(spec: ChartSpec) -> str:
     categories = max([1, len(spec.x_ticks), *(int(x) + 1 for series in points for _, x, _, _ in series)]) if bars else 0
     bar_labels, upright, headroom = _bar_labels(spec, points, (_WIDTH - right - 70) / max(categories, 1))
     heading = _heading(spec, points)
-    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)] + _marked(spec, "y"),
-                      headroom)
+    vertical = y_axis(spec, [v for series in points for p in series for v in _extent(p)] + _marked(spec, "y")
+                      + range_bands.extents(spec), headroom)
     horizontal = x_axis(spec, [x for series in points for _, x, _, _ in series] + _marked(spec, "x"), categories)
     left = 8 + _FONT + 8 + max((text_width(label) for _, label in vertical.ticks), default=0) + _TICK + _GAP
     top = 12 + len(heading) * (_TITLE + 5) + 4 + (_SMALL + 6) * bool(spec.y_better)
@@ -73,6 +69,7 @@ def render_svg(spec: ChartSpec) -> str:
     x_label_y = plot.top + plot.height + _TICK + _GAP + (longest * 0.5 + _FONT if slanted else _FONT) + _GAP + _FONT
     legend_rows = [[entry] for entry in enumerate(spec.series)] if legend_right else _legend_rows(spec)
     height = x_label_y + 8 + (0 if legend_right else len(legend_rows) * _LEGEND_ROW + 6 * bool(legend_rows))
+    notes_y, height = height, height + flag_marks.notes_height(spec)
     footer = wrap(spec.footer, _SMALL)
     footer_y, height = height + _SMALL, height + len(footer) * (_SMALL + 3) + 4 * bool(footer)
 
@@ -81,6 +78,7 @@ def render_svg(spec: ChartSpec) -> str:
            f'<title>{escape(spec.title)}</title>']
     if not bars:
         out.append(f'<defs><circle id="{escape(spec.id)}-marker" r="3.2"/></defs>')
+    out.append(flag_marks.defs(spec))
     out += _heading_texts(heading)
     out += _grid_and_axes(spec, plot, horizontal, vertical, slanted, x_label_y)
     for i, series in enumerate(points):
@@ -93,6 +91,7 @@ def render_svg(spec: ChartSpec) -> str:
         out += _legend(legend_rows, spec, plot.left + plot.width + 14, plot.top + 6)
     else:
         out += _legend(legend_rows, spec, plot.left, x_label_y + 8 + _LEGEND_ROW / 2)
+    out += flag_marks.notes(spec, 8, notes_y, _WIDTH - 12, hatched=bars)
     if spec.y_better:  # above the y axis, as OpenBenchmarking prints it
         arrow = "▲" if spec.y_better.startswith("higher") else "▼"
         out.append(f'<text class="axis-direction" x="{_f(plot.left)}" y="{_f(plot.top - 6)}" font-size="{_SMALL}" '
@@ -218,7 +217,7 @@ def _grid_and_axes(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis
                    x_label_y: float) -> list[str]:
     bottom, right = plot.top + plot.height, plot.left + plot.width
     out = [f'<g stroke="{_MINOR}" stroke-width="1">']
-    for value in _minor_ticks(vertical):
+    for value in minor_ticks(vertical):
         y = plot.y(vertical, value)
         out.append(f'<line x1="{_f(plot.left)}" y1="{_f(y)}" x2="{_f(right)}" y2="{_f(y)}"/>')
     out.append(f'</g><g stroke="{_GRID}" stroke-width="1">')
@@ -259,26 +258,21 @@ def _grid_and_axes(spec: ChartSpec, plot: Plot, horizontal: Axis, vertical: Axis
     return out
 
 
-def _minor_ticks(axis: Axis) -> list[float]:
-    """2, 3 ... 9 times each power of ten on a log axis labelled at the powers alone: faint lines to read values by."""
-    if axis.log != 10 or len(axis.ticks) < 3 or not all(math.log10(v).is_integer() for v, _ in axis.ticks):
-        return []
-    return [m * 10.0 ** k for k in range(round(axis.lo), round(axis.hi)) for m in range(2, 10)]
-
-
 def _line_group(spec, i, points: list[Point], plot, horizontal, vertical) -> list[str]:
     colour = PALETTE[i % len(PALETTE)]
-    name = spec.series[i].name
     xy = [(plot.x(horizontal, x), plot.y(vertical, y)) for _, x, y, _ in points]
-    out = _line_errors(spec, i, points, plot, horizontal, vertical)
+    out = range_bands.shaded(spec, i, [(j, x) for j, x, _, _ in points], plot, horizontal, vertical, colour)
+    out += _line_errors(spec, i, points, plot, horizontal, vertical)
     out.append(f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">')
     if len(xy) > 1:
         path = " L".join(f"{_f(x)},{_f(y)}" for x, y in xy)
-        out.append(f'<path d="M{path}" fill="none" stroke="{colour}" stroke-width="1.6" stroke-linejoin="round"/>')
-    for (x, y), point in zip(xy, points):
+        out.append(f'<path d="M{path}" fill="none" stroke="{colour}" stroke-width="1.6" stroke-linejoin="round"'
+                   f'{flag_marks.dashed(spec, i)}/>')
+    for k, ((x, y), point) in enumerate(zip(xy, points)):
         out.append(f'<use href="#{escape(spec.id)}-marker" x="{_f(x)}" y="{_f(y)}">'
-                   f'<title>{escape(_tooltip(spec, name, point))}</title></use>')
+                   f'<title>{escape(_tooltip(spec, i, point))}</title></use>')
     out.append("</g>")
+    out += flag_marks.rings(spec, i, [(j, x, y) for (x, y), (j, _, _, _) in zip(xy, points)])
     return out
 
 
@@ -316,15 +310,16 @@ def _bar_group(spec, i, points: list[Point], plot, horizontal, vertical, labelle
     pixels = width * plot.width / (horizontal.hi - horizontal.lo)
     # Bars grow from zero; on a log axis, which has no zero, from its bottom edge.
     zero = plot.top + plot.height if vertical.log else plot.y(vertical, min(max(0.0, vertical.lo), vertical.hi))
-    name = spec.series[i].name
-    out, errors, labels = [f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">'], [], []
+    out, errors, labels, hatches = [f'<g id="{escape(spec.id)}-series-{i}" fill="{colour}">'], [], [], []
     for point in points:
         j, x, y, spread = point
         centre = plot.x(horizontal, x + (i - (count - 1) / 2) * width)
         top = plot.y(vertical, y)
-        out.append(f'<rect id="{escape(spec.id)}-series-{i}-bar-{j}" x="{_f(centre - pixels / 2)}" '
-                   f'y="{_f(min(top, zero))}" width="{_f(pixels)}" height="{_f(abs(zero - top))}">'
-                   f'<title>{escape(_tooltip(spec, name, point))}</title></rect>')
+        box = f'x="{_f(centre - pixels / 2)}" y="{_f(min(top, zero))}" width="{_f(pixels)}" ' \
+              f'height="{_f(abs(zero - top))}"'
+        out.append(f'<rect id="{escape(spec.id)}-series-{i}-bar-{j}" {box}>'
+                   f'<title>{escape(_tooltip(spec, i, point))}</title></rect>')
+        hatches.append(flag_marks.hatch(spec, i, j, box))
         above = min(top, zero) - 3
         if spread is not None:
             low, high = (plot.y(vertical, end) for end in _ends(y, spread))
@@ -333,8 +328,9 @@ def _bar_group(spec, i, points: list[Point], plot, horizontal, vertical, labelle
         if labelled:
             turn = f' text-anchor="start" transform="rotate(-90 {_f(centre)} {_f(above)})" dy="0.35em"' if upright \
                 else ' text-anchor="middle"'
-            labels.append(f'<text x="{_f(centre)}" y="{_f(above)}"{turn}>{number(y)}</text>')
-    out.append("</g>")
+            mark = flag_marks.mark(spec, flag_marks.flags_at(spec, i, j))
+            labels.append(f'<text x="{_f(centre)}" y="{_f(above)}"{turn}>{number(y)}{" " * bool(mark)}{mark}</text>')
+    out += ["</g>", *hatches]
     if errors:  # dark on the bar, so that the part inside it shows
         out.append(f'<g class="error-bars" data-series="{i}" stroke="{_INK}">{"".join(errors)}</g>')
     if labels:
@@ -342,13 +338,13 @@ def _bar_group(spec, i, points: list[Point], plot, horizontal, vertical, labelle
     return out
 
 
-def _tooltip(spec: ChartSpec, name: str, point: Point) -> str:
-    _, x, y, spread = point
-    text = f"{name} · {_x_text(spec, x)}: {number(y)}"
+def _tooltip(spec: ChartSpec, i: int, point: Point) -> str:
+    j, x, y, spread = point
+    text = f"{spec.series[i].name} · {_x_text(spec, x)}: {number(y)}"
     if spread is not None:
         share = "" if spread.ci95_percent is None else f"{spread.ci95_percent:.1f} %, "  # as the tables' +/-
         text += f" ± {number(spread.ci95_half_width)} ({share}95 % interval, mean of n = {spread.n})"
-    return text
+    return text + range_bands.tooltip(spec, i, j) + flag_marks.tooltip(spec, i, j)
 
 
 def _legend_fits_right(spec: ChartSpec) -> bool:
@@ -378,7 +374,8 @@ def _legend(rows: Sequence[Sequence[tuple[int, object]]], spec: ChartSpec, left:
                 out.append(f'<rect x="{_f(x)}" y="{_f(y - 5)}" width="16" height="10" fill="{colour}"/>')
             else:
                 out.append(f'<line x1="{_f(x)}" y1="{_f(y)}" x2="{_f(x + 18)}" y2="{_f(y)}" stroke="{colour}" '
-                           f'stroke-width="1.6"/><circle cx="{_f(x + 9)}" cy="{_f(y)}" r="3.2" fill="{colour}"/>')
+                           f'stroke-width="1.6"{flag_marks.dashed(spec, i)}/>'
+                           f'<circle cx="{_f(x + 9)}" cy="{_f(y)}" r="3.2" fill="{colour}"/>')
             # A name too long for the chart's width is cut, with the whole of it as the entry's tooltip.
             room = int((_WIDTH - 4 - x - _LEGEND_SWATCH) / text_width("x"))
             shown = series.name if len(series.name) <= room else series.name[:max(room - 1, 1)] + "…"
