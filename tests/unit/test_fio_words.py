@@ -313,3 +313,12 @@ _FIO_VALUES = st.one_of(st.integers(-5, 200), st.sampled_from(["randread", "rw",
 def test_any_fio_names_in_a_suite_make_a_plan_or_one_line(tmp_path_factory, table):
     lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in table.items())
     clean_dry_run(tmp_path_factory, lambda folder: [mine(folder, f"[[group]]\nname = 'a'\n{lines}"), "--repeat", "1"])
+
+
+def test_a_suites_fio_options_may_be_a_grid_axis_each_test_labelled_on_one_line(tmp_path):
+    path = mine(tmp_path, "[[group]]\nname = 'dist'\ndirection = 'read'\n"
+                          'fio = ["random_distribution=zipf:1.2\\nnorandommap", "random_distribution=pareto:0.9"]\n')
+    zipf, pareto = build_plan(load_suite(str(path))).tests
+    assert zipf.label == "dist fio=random_distribution=zipf:1.2 norandommap"
+    assert zipf.fio_options == {"random_distribution": "zipf:1.2", "norandommap": None}
+    assert pareto.fio == "random_distribution=pareto:0.9"

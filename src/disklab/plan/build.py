@@ -182,6 +182,8 @@ def _expand_group(group: Group, base: dict) -> list[TestSpec]:
 
 def _label(group: Group, values: dict, varying: dict, n: int) -> str:
     shown = {k: format_size(v) if k in ("bs", "size", "filesize") and v else v for k, v in values.items()}
+    if shown.get("fio"):
+        shown["fio"] = shown["fio"].replace("\n", " ")  # one line of a label: the options as a command line lists them
     if group.label:
         return group.label.format(**shown, **{"pass": n})
     parts = [group.name]
