@@ -68,18 +68,21 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
 
 def flag_lines(record: RunRecord) -> list[str]:
     """Why a figure may not be the disk's: one line per planned test and flag, however many of its passes (or
-    rounds) carry it, saying how many did and what they saw, each number as the range over them."""
-    lines = []
+    rounds) carry it, saying how many did and what they saw, each number as the range over them; a line that
+    several tests share is said once, for them all ('every test': a pgbench run's one data set flags each step)."""
+    said: dict[str, list[str]] = {}  # what a line says -> the planned tests it is said of
     several = "passes" if repeated(record) else "rounds"
-    for tests in planned_tests(record).values():
+    planned = planned_tests(record).values()
+    for tests in planned:
         by_flag: dict[str, list[str]] = {}
         for test in tests:
             for flag, message in test.flags:
                 by_flag.setdefault(flag, []).append(message)
         for flag, messages in by_flag.items():
             count = f" in {len(messages)} of {len(tests)} {several}" if len(tests) > 1 else ""
-            lines.append(f"⚑ {tests[0].label}: {flag}{count}: {merged_message(messages)}")
-    return lines
+            said.setdefault(f"{flag}{count}: {merged_message(messages)}", []).append(tests[0].label)
+    return [f"⚑ {'every test' if len(labels) == len(planned) > 1 else ', '.join(labels)}: {line}"
+            for line, labels in said.items()]
 
 
 def merged_message(messages: list[str]) -> str:
