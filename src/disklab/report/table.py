@@ -26,7 +26,7 @@ def run_label(info: RunInfo) -> str:
 def run_title(info: RunInfo) -> str:
     return (
         f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status}{_resumed(info)} · "
-        f"{counted_tests(info)} run · {info.started_at} · {_who(info)} · {info.fio_version} {info.fio_engine}"
+        f"{counted_tests(info)} run · {info.started_at} · {_who(info)} · {info.tool}"
     )
 
 
