@@ -77,6 +77,8 @@ def test_a_client_sweep_is_stored_shown_and_cleaned_up(disklab: Disklab, target:
     rows = table_rows(shown.stdout)
     assert [row[0] for row in rows] == ["1", "4"] and all(float(row[1].replace(",", "")) > 0 for row in rows)
     assert "page-cache" in shown.stdout and "PostgreSQL" in shown.stdout
+    assert shown.stdout.count("the page cache can hold it") == 1, "the data set's warning once, not once per step"
+    assert "· pgbench / PostgreSQL " in shown.stdout, "the title names the tool that ran"
     document = json.loads(disklab("show", "last", "--format", "json").stdout)
     sweep = document["sweep"]
     assert [row["clients"] for row in sweep] == [1, 4]
@@ -85,6 +87,9 @@ def test_a_client_sweep_is_stored_shown_and_cleaned_up(disklab: Disklab, target:
         assert row["latency_p50_ms"] > 0 and row["transactions"] > 0
     outcome = document["outcomes"]["pgbench"]
     assert outcome["server_settings"]["synchronous_commit"] == "on" and outcome["data_set"]["bytes"] > 0
+    (cached,) = [finding for finding in document["findings"] if finding["kind"] == "cache"]
+    assert cached["figures"][0] == {"name": "data set", "value": outcome["data_set"]["bytes"], "unit": "B"}
+    assert document["run"]["tool"] == f"pgbench / PostgreSQL {outcome['postgresql_version']}"
     series = disklab("show", "last", "--series")
     assert series.returncode == 0 and "transaction" in series.stdout
 
@@ -97,6 +102,9 @@ def test_a_client_sweep_is_stored_shown_and_cleaned_up(disklab: Disklab, target:
     report = disklab.home / "report.html"
     assert disklab("report", "1", "2", "-o", str(report)).returncode == 0
     assert "run 1 · client sweep" in report.read_text() and "TPS incl. conn." in report.read_text()
+    # The options as given, with units (the tests' environment adds DISKLAB_REPEAT=1: 'repeat 1').
+    assert "clients 1, 4; pg-set synchronous_commit=on; repeat 1; scale 1; time 2 s" in report.read_text()
+    assert "<th>Tool</th>" in report.read_text() and "time_s" not in report.read_text()
     titles = re.findall(r"<svg [^>]*><title>([^<]*)</title>", report.read_text())
     assert titles[:4] == ["pgbench: TPS over clients", "pgbench: latency over clients",
                           "pgbench: TPS over time · run 1", "pgbench: TPS over time · run 2"]

@@ -374,7 +374,7 @@ def test_single_runs_get_no_verdict_however_far_apart_with_the_ratio_and_the_fix
         assert (cell.verdict, cell.basis, cell.reason) == (NO_VERDICT, SINGLE_RUNS, NO_SPREAD)
         assert cell.ratio == pytest.approx(other_iops / 1000)
     document = json.loads(to_json(view))
-    assert document["format_version"] == 6
+    assert document["format_version"] == 7
     assert {(v["verdict"], v["basis"]) for r in document["rows"] for v in r["values"][1:]} == {
         ("no verdict", "single runs")}
     (line,) = [n for n in document["notes"] if n.startswith("no verdict (single runs)")]

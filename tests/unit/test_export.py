@@ -31,7 +31,7 @@ def stored_record(tmp_path):
 
 def test_json_export_is_versioned_and_keeps_fios_figures(tmp_path):
     document = json.loads(to_json(stored_record(tmp_path)))
-    assert document["format"] == "disklab-run" and document["format_version"] == 9 and document["findings"] == [] and "undrawn" not in document
+    assert document["format"] == "disklab-run" and document["format_version"] == 10 and document["findings"] == [] and "undrawn" not in document
     assert document["notes"] == []
     raw = fixture_json(MIXED)["jobs"][0]
     first = document["tests"][0]

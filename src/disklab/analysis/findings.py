@@ -18,7 +18,7 @@ from disklab.analysis.steady import round_value
 from disklab.analysis.verdict import (
     BETTER, DEFAULT_TOLERANCE_PERCENT, INCONCLUSIVE, NO_VERDICT, WORSE, judge, ratio,
 )
-from disklab.analysis.traps import CEILING_MARGIN, ceilings
+from disklab.analysis.traps import CEILING_MARGIN, ceilings, data_set_bytes
 from disklab.analysis.withheld import withheld_reason
 from disklab.plan.build import PRECONDITION_GROUP, sequential_job_slice
 from disklab.store.records import RunRecord, StoredTest
@@ -160,15 +160,50 @@ def capped(record: RunRecord) -> list[Finding]:
 
 def cached(record: RunRecord) -> list[Finding]:
     """Tests whose data set fits a cache (the page cache, RAM, the drive's or controller's cache): their figures are
-    the cache's. The traps flagged each test as it ran (analysis/traps.py); the finding names them once per test."""
-    found = []
-    for tests in planned_tests(record).values():
+    the cache's. The traps flagged each test as it ran (analysis/traps.py), and the flag lines say the flag's message
+    with its sizes and its remedy; the finding judges each flag and message once, for every test that carries it (a
+    pgbench run's one data set flags each of its steps alike), with the sizes it rests on."""
+    planned = list(planned_tests(record).values())
+    carried: dict[tuple[str, str], list[StoredTest]] = {}  # a flag and its message -> the first test of each carrier
+    for tests in planned:
         flagged = dict(flag for test in tests for flag in test.flags if flag[0] in CACHE_FLAGS)
-        for flag, message in flagged.items():
-            found.append(Finding("cache", tests[0].label, message, "figures of a cache",
-                                 f"the {flag} flag: the data set against what can hold it",
-                                 (Figure("data set", tests[0].params.get("size") or 0, "B"),)))
+        for flag_and_message in flagged.items():
+            carried.setdefault(flag_and_message, []).append(tests[0])
+    found = []
+    for (flag, _), tests in carried.items():
+        subject = "every test" if len(tests) == len(planned) > 1 else ", ".join(test.label for test in tests)
+        data_set = _data_set_bytes(record, tests[0])
+        figures = [Figure("data set", data_set, "B")] if data_set else []
+        holder, key = _HOLDERS.get(flag, ("", ""))
+        if isinstance(record.env.get(key), (int, float)) and record.env[key] > 0:
+            figures.append(Figure(holder, record.env[key], "B"))
+        found.append(Finding("cache", subject, _CACHE_STATEMENTS[flag], "figures of a cache",
+                             f"the {flag} flag: the data set against what can hold it", tuple(figures)))
     return found
+
+
+# What each cache flag says of the figures; its message (the flag line) says the sizes and what to do.
+_CACHE_STATEMENTS = {
+    "page-cache": "the page cache can hold the data set: these figures may be RAM's, not the disk's",
+    "device-cache": "the drive's or controller's cache can hold the data set: these figures may be the cache's, "
+                    "not the media's",
+    "memory-target": "the target keeps its data in RAM: these figures are memory's, not a disk's",
+}
+# What holds the data set and its size as the run's environment recorded it (env/collect.py, run --cache).
+_HOLDERS = {"page-cache": ("RAM", "ram_bytes"), "device-cache": ("cache", "declared_cache_bytes")}
+
+
+def _data_set_bytes(record: RunRecord, test: StoredTest) -> int | None:
+    """The bytes a cache would hold: a pgbench run's database as pg_database_size measured it once loaded (the
+    run's 'pgbench' outcome: its steps' parameters have no size), a fio test's file, file set or region as the traps
+    judged it; None where the test did not say (a whole device)."""
+    if test.params.get("benchmark") == "pgbench":  # database/pgbench.py's Step.params
+        data_set = (record.outcomes.get("pgbench") or {}).get("data_set") or {}
+        return data_set.get("bytes")
+    try:
+        return data_set_bytes(TestSpec(label=test.label, **test.params))
+    except TypeError:  # parameters of an older or foreign layout
+        return test.params.get("size")
 
 
 def recovery(record: RunRecord, tolerance_percent: float) -> list[Finding]:

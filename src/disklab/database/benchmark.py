@@ -14,6 +14,7 @@ from disklab.errors import UserError
 from disklab.fio.logs import Series, SeriesPoint
 from disklab.fio.parse import DirectionMetrics, JobResult
 from disklab.store.repository import Store
+from disklab.units import human_size
 
 TRANSACTION = "transaction"  # the direction a pgbench step's figures are stored under
 # M3: the data set is at least twice the machine's RAM, so the page cache cannot serve the benchmark.
@@ -92,10 +93,8 @@ def run_database_benchmark(
                 f"{step.label}: {p.t_s:g} s, {p.tps:,.1f} tps, latency {p.latency_mean_ms:,.2f} ms"
                 + (f", {p.failed} failed" if p.failed else "")))
             test_id = store_step(store, run_id, seq, result)
-            for flag, message in memory_target(env, direct=False):  # PostgreSQL's I/O goes through the page cache
+            for flag, message in step_flags(env, outcome["data_set"]):
                 store.add_flag(test_id, flag, message)
-            if outcome["data_set"]["below_ram_multiple"]:
-                store.add_flag(test_id, "page-cache", outcome["data_set"]["warning"])
             outcome["steps"][str(step.clients)] = step_figures(result)
             store.set_run_values("run_outcomes", run_id, {OUTCOME_KEY: outcome})
     if keep_run is not None:
@@ -109,18 +108,32 @@ def share_of_ram(size: float, ram: float) -> str:
     return f"{size / ram:.2f}x RAM" if size / ram >= 0.01 else "less than 0.01x RAM"
 
 
+def data_set_outcome(size: int, scale: int, ram: int) -> dict:
+    """The loaded database (pg_database_size) against RAM; below M3's twice RAM, the warning every step is flagged
+    with, said once in each output (the flag lines and findings join steps that share it)."""
+    below = size < RAM_MULTIPLE * ram
+    fitting_scale = int(RAM_MULTIPLE * ram / (size / scale)) + 1
+    warning = (f"the data set ({human_size(size)} at scale {scale}) is {share_of_ram(size, ram)} "
+               f"({ram / 1024**3:,.1f} GiB): the page cache can hold it, and the SSD review (M3) asks for at least "
+               f"{RAM_MULTIPLE}x RAM; use --scale {fitting_scale} or more")
+    return {"bytes": size, "ram_bytes": ram, "ram_multiple": size / ram, "below_ram_multiple": below,
+            "warning": warning if below else None}
+
+
+def step_flags(env: dict, data_set: dict) -> list[tuple[str, str]]:
+    """Each step's flags: a target in RAM (PostgreSQL's I/O goes through the page cache), a data set it can hold."""
+    flags = memory_target(env, direct=False)
+    if data_set["below_ram_multiple"]:
+        flags.append(("page-cache", data_set["warning"]))
+    return flags
+
+
 def _outcome(server: Server, settings: PgbenchSettings, initialised: Initialised) -> dict:
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     size = initialised.database_bytes
-    below = size < RAM_MULTIPLE * ram
-    per_scale = size / settings.scale
-    fitting_scale = int(RAM_MULTIPLE * ram / per_scale) + 1
-    warning = (f"the data set ({size / 1e6:,.0f} MB at scale {settings.scale}) is {share_of_ram(size, ram)} "
-               f"({ram / 1024**3:,.1f} GiB): the page cache can hold it, and M3 asks for at least {RAM_MULTIPLE}x RAM; "
-               f"use --scale {fitting_scale} or more")
     return {
         "summary": (f"pgbench: PostgreSQL {server.binaries.version}, scale {settings.scale}, data set "
-                    f"{size / 1e6:,.0f} MB ({share_of_ram(size, ram)}), loaded in {initialised.seconds:.1f} s; "
+                    f"{human_size(size)} ({share_of_ram(size, ram)}), loaded in {initialised.seconds:.1f} s; "
                     f"{server.placement.description()}" + "".join(f"; {d}" for d in server.deviations)),
         "placement": {"tablespace_only": server.placement.off_target is not None,
                       "on_target": str(server.placement.on_target),
@@ -131,8 +144,7 @@ def _outcome(server: Server, settings: PgbenchSettings, initialised: Initialised
         "settings_changed": dict(settings.settings),
         "deviations": list(server.deviations),
         "init": {"seconds": initialised.seconds, "output": initialised.output},
-        "data_set": {"bytes": size, "ram_bytes": ram, "ram_multiple": size / ram, "below_ram_multiple": below,
-                     "warning": warning if below else None},
+        "data_set": data_set_outcome(size, settings.scale, ram),
         "steps": {},
     }
 

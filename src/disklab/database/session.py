@@ -14,9 +14,10 @@ from disklab.database.placement import Placement, place_off_target
 from disklab.database.postgres import ServerBinaries, check_cluster_target, find_binaries
 from disklab.errors import UserError
 from disklab.run.session import keep_warnings, new_run, recorded
+from disklab.store.records import PGBENCH_ENGINE
 from disklab.store.repository import Store
 from disklab.suite.model import Suite
-from disklab.suite.pgbench import PGBENCH_ENGINE, PgbenchSettings
+from disklab.suite.pgbench import PgbenchSettings
 from disklab.targets.target import Target, absolute_path, resolve_target
 
 

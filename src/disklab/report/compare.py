@@ -32,8 +32,9 @@ from disklab.store.records import RunInfo
 # 4: each value's "best", a --best-of run's best pass (null for other runs).
 # 5: each run's "disklab_version"; fio's version left out of "environment_differences" (a note says it: version_lines).
 # 6: "planner", where runs on arrays are compared: each array's figures beside the planner's prediction from a member
-# measured alone (capacity/measured_render.py's as_data).
-JSON_FORMAT_VERSION = 6
+# measured alone (capacity/measured_render.py's as_data). 7: each run's "tool", what ran its tests ("fio-3.33 libaio",
+# "pgbench / PostgreSQL 17.2": a pgbench run's "fio_version" is PostgreSQL's).
+JSON_FORMAT_VERSION = 7
 FORMATS = ("table", "markdown", "csv", "json")
 VERDICT_STYLES = {BETTER: "green", WORSE: "red", INCONCLUSIVE: "yellow", NO_VERDICT: "dim"}
 # The precision to ask of repeats when the figures cannot tell: docs/running.md's example, within any tolerance.
@@ -118,7 +119,9 @@ def version_lines(infos: Sequence[RunInfo]) -> list[str]:
     """A line for each tool whose version is not every run's: 'made by different disklab versions: 0.1.dev130+gaaaa
     (run 3) -> 0.1.dev137+gbbbb (run 5)', each version with the runs it made, the baseline's first."""
     lines = []
-    for tool, field in (("disklab", "disklab_version"), ("fio", "fio_version")):
+    kinds = {info.pgbench for info in infos}
+    measured_by = "PostgreSQL" if kinds == {True} else "fio and PostgreSQL" if len(kinds) > 1 else "fio"
+    for tool, field in (("disklab", "disklab_version"), (measured_by, "fio_version")):
         made_by: dict[str, list[str]] = {}
         for info in infos:
             made_by.setdefault(getattr(info, field), []).append(str(info.id))
@@ -340,7 +343,7 @@ def to_json(view: Shown, planner: dict | None = None) -> str:
         "runs": [
             {"id": info.id, "label": label, "suite": info.suite_name, "target": info.target,
              "started_at": info.started_at, "disklab_version": info.disklab_version, "fio_version": info.fio_version,
-             "fio_engine": info.fio_engine, "status": info.status}
+             "fio_engine": info.fio_engine, "tool": info.tool, "status": info.status}
             for info, label in zip(c.runs, labels)
         ],
         "rows": [

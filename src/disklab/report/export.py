@@ -29,13 +29,15 @@ from disklab.store.records import RunRecord
 # end, capped tests, the spec sheet, a peak then a decline, read-share dips), each with its figures and basis.
 # 8: `notes`, what the run's user wrote about it (disklab note), each {text, added_at}, oldest first. 9: `undrawn`,
 # present when a derived part (planned, findings, view, sweep) could not be drawn: each {part, reason} (a bug).
-JSON_FORMAT_VERSION = 9
+# 10: the run's `tool`, what ran its tests ("fio-3.33 libaio", "pgbench / PostgreSQL 17.2": a pgbench run's
+# `fio_version` is PostgreSQL's).
+JSON_FORMAT_VERSION = 10
 
 
 def to_json(record: RunRecord, flat: bool = False, parts: Parts | None = None) -> str:
     """`parts` (when given) collects the derived parts left out, which the document also names (`undrawn`)."""
     parts = Parts() if parts is None else parts
-    info = asdict(record.info)
+    info = {**asdict(record.info), "tool": record.info.tool}
     tests = [
         {
             "seq": t.seq + 1,

@@ -12,8 +12,9 @@ from disklab.store.series import series_id
 from disklab.units import format_duration
 
 FORMATS = ("table", "json", "csv", "markdown")
-# Bump when the runs list's JSON changes shape. 1: first version.
-RUNS_JSON_FORMAT_VERSION = 1
+# Bump when the runs list's JSON changes shape. 1: first version. 2: each run's "tool", what ran its tests
+# ("fio-3.33 libaio", "pgbench / PostgreSQL 17.2": a pgbench run's "fio_version" is PostgreSQL's); CSV's last column.
+RUNS_JSON_FORMAT_VERSION = 2
 RUNS_HEADINGS = ("Run", "Name", "Started (UTC)", "Suite", "Target", "Tests run", "Duration", "Status",
                  "Host")
 
@@ -87,15 +88,15 @@ def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-_RUN_FIELDS = [f.name for f in fields(RunInfo)]
+_RUN_FIELDS = [*(f.name for f in fields(RunInfo)), "tool"]
 _OPTIONS = _RUN_FIELDS.index("options")
 _ORIGIN = _RUN_FIELDS.index("origin")
 
 
 def _run_dict(info: RunInfo) -> dict:
     """asdict without its deep copy, which would be most of the time of listing 10,000 runs; a dataclass's
-    attributes are its fields, in their order."""
-    return vars(info).copy()
+    attributes are its fields, in their order; then what ran its tests."""
+    return {**vars(info), "tool": info.tool}
 
 
 RUNS_EXPORTERS = {"json": runs_to_json, "csv": runs_to_csv, "markdown": runs_to_markdown}

@@ -27,7 +27,7 @@ def run_label(info: RunInfo) -> str:
 def run_title(info: RunInfo) -> str:
     return (
         f"{run_label(info)} · {info.suite_name} · {info.shown_target} · {info.status}{_resumed(info)} · "
-        f"{counted_tests(info)} run · {info.started_at} · {_who(info)} · {info.fio_version} {info.fio_engine}"
+        f"{counted_tests(info)} run · {info.started_at} · {_who(info)} · {info.tool}"
     )
 
 
@@ -69,10 +69,16 @@ def results_table(info: RunInfo, rows: list[ResultRow]) -> Table:
 
 def flag_lines(record: RunRecord) -> list[str]:
     """Why a figure may not be the disk's: one line per planned test and flag, however many of its passes (or
-    rounds) carry it, saying how many did and what they saw, each number as the range over them."""
+    rounds) carry it, saying how many did and what they saw, each number as the range over them; a line that
+    several tests share is said once, for them all ('every test': a pgbench run's one data set flags each step)."""
+    said: dict[str, list[str]] = {}  # what a line says -> the planned tests it is said of
     several = "passes" if repeated(record) else "rounds"
-    return [f"⚑ {tests[0].label}: {flag}{said}" for tests in planned_tests(record).values()
-            for flag, said in planned_flags(tests, several)]
+    planned = planned_tests(record).values()
+    for tests in planned:
+        for flag, line in planned_flags(tests, several):
+            said.setdefault(f"{flag}{line}", []).append(tests[0].label)
+    return [f"⚑ {'every test' if len(labels) == len(planned) > 1 else ', '.join(labels)}: {line}"
+            for line, labels in said.items()]
 
 
 def planned_flags(tests: Sequence[StoredTest], several: str) -> list[tuple[str, str]]:

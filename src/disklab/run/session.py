@@ -13,11 +13,10 @@ from disklab.plan.build import Plan
 from disklab.run.execute import Execution, ProgressListener, execute_schedule
 from disklab.run.prepare import Elsewhere
 from disklab.run.schedule import Finished, Schedule, Step
-from disklab.store.records import RunRecord, StoredTest
+from disklab.store.records import PGBENCH_ENGINE, RunRecord, StoredTest
 from disklab.store.repository import NewRun, Store
 from disklab.suite.loader import parse_suite
 from disklab.suite.model import Suite, TestSpec
-from disklab.suite.pgbench import PGBENCH_ENGINE
 from disklab.system.host import host_identity
 from disklab.system.signals import interrupt_on_termination
 from disklab.targets.purge import purge

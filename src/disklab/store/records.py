@@ -9,6 +9,9 @@ from disklab.fio.logs import Series, SeriesPoint, series_order
 from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
 from disklab.store.dialect import Dialect
 
+# What a pgbench run stores as its engine, where a fio run stores fio's (its version: PostgreSQL's).
+PGBENCH_ENGINE = "pgbench"
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -42,6 +45,16 @@ class RunInfo:
         configuration = self.options.get("configuration")
         made = configuration.get("file_system") if isinstance(configuration, dict) else None
         return f"{made['device']} ({made['fs']})" if isinstance(made, dict) and "device" in made else self.target
+
+    @property
+    def pgbench(self) -> bool:
+        """A pgbench run: it keeps PostgreSQL's version where a fio run keeps fio's (fio_version)."""
+        return self.fio_engine == PGBENCH_ENGINE
+
+    @property
+    def tool(self) -> str:
+        """What ran the tests, as the 'Tool' column says it: 'fio-3.33 libaio', 'pgbench / PostgreSQL 17.2'."""
+        return f"{PGBENCH_ENGINE} / {self.fio_version}" if self.pgbench else f"{self.fio_version} {self.fio_engine}"
 
 
 class RawText:

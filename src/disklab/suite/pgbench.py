@@ -7,9 +7,6 @@ from typing import Any
 from disklab.suite.params import Param, boolean, int_range
 from disklab.units import parse_duration
 
-# What a pgbench run stores as its engine (the runs table names fio's engine for fio runs).
-PGBENCH_ENGINE = "pgbench"
-
 # pgbench's own limits: its scale factor is a whole number; more clients than this is not a disk test any more.
 MAX_SCALE = 100_000
 MAX_CLIENTS = 10_000

@@ -20,6 +20,7 @@ from disklab.report.html.charts import ChartSpec, chart_functions
 from disklab.report.html.markdown import markdown_html
 from disklab.report.html.method_charts import method_charts
 from disklab.report.findings import HEADINGS as FINDINGS_HEADINGS, TITLE as FINDINGS_TITLE, finding_cells
+from disklab.report.run_options import options_text
 from disklab.report.runs import ran_tests
 from disklab.report.spare_area import spare_area_table
 from disklab.report.rows import is_pgbench_run, result_rows, summary_rows, sweep_rows
@@ -29,7 +30,7 @@ from disklab.report.table import (
 )
 from disklab.report.html.grid import DEFAULT_GRID_UNIT, grid_charts
 from disklab.report.html.provenance import stamped
-from disklab.report.labels import axis_label, record_labels
+from disklab.report.labels import record_labels
 from disklab.report.parts import Parts, Undrawn
 from disklab.report.views import build_view, cell_text
 from disklab.store.records import Note, RunRecord
@@ -115,10 +116,9 @@ def _tested(records: Sequence[RunRecord], labels: Sequence[str]) -> TableModel:
         info = record.info
         rows.append((
             label, info.suite_name, _target(info), info.hostname, info.started_at,
-            info.status, ran_tests(info), f"{info.fio_version} {info.fio_engine}",
-            _options(info.options),
+            info.status, ran_tests(info), info.tool, options_text(info.options),
         ))
-    headings = ("Run", "Suite", "Target", "Host", "Started (UTC)", "Status", "Tests", "fio", "Options")
+    headings = ("Run", "Suite", "Target", "Host", "Started (UTC)", "Status", "Tests", "Tool", "Options")
     return TableModel("", headings, tuple(rows))
 
 
@@ -175,12 +175,6 @@ def _spare_area(records: Sequence[RunRecord]) -> TableModel | None:
 def _verdict_class(verdict: str | None) -> str:
     """'within noise' -> 'verdict-within-noise'; the page's stylesheet colours them."""
     return f"verdict-{verdict.replace(' ', '-')}" if verdict else ""
-
-
-def _options(options: dict) -> str:
-    return ", ".join(
-        f"{key} {axis_label(key, value)}" for key, value in sorted(options.items()) if value not in (None, False)
-    ) or "-"
 
 
 def _section(record: RunRecord, label: str, choices: ReportChoices, parts: Parts) -> RunSection:
