@@ -113,6 +113,16 @@ _EXACT_UNITS = (
 )
 
 
+def format_capacity(n_bytes: int) -> str:
+    """A disk's or memory's capacity, said the same in every table, label and chart footer: binary, to a tenth of a
+    GiB (a hundredth of a TiB from 1 TiB: 256.0 GiB, 1.82 TiB); below 1 GiB, format_size's exact figure."""
+    if n_bytes >= 1024**4:
+        return f"{n_bytes / 1024**4:,.2f} TiB"
+    if n_bytes >= 1024**3:
+        return f"{n_bytes / 1024**3:,.1f} GiB"
+    return format_size(n_bytes)
+
+
 def format_duration(seconds: float) -> str:
     seconds = int(round(seconds))
     if seconds < 60:

@@ -24,6 +24,7 @@ from disklab.report.html.render import render_html
 from disklab.report.labels import device_name
 from disklab.report.metrics import REGISTRY, better
 from disklab.store.db import default_store_path
+from disklab.units import format_capacity
 from disklab.web.history import _chart
 from tests.unit.test_best_of import CDM_ROWS, quick_run
 from tests.unit.test_html_report import BLOCKSIZE, QUICK, records
@@ -58,7 +59,7 @@ def test_every_chart_svg_holds_the_provenance_footer_and_a_direction_on_its_metr
     assert list(svgs) == [chart.id for chart in model.charts] and len(svgs) == 9  # with the exceedance charts
     for chart_id, svg in svgs.items():
         line = " ".join(texts(svg, "chart-provenance"))
-        assert "Samsung SSD 990 PRO 2TB 2 TB" in line and "fio-3.33 io_uring" in line, chart_id
+        assert "Samsung SSD 990 PRO 2TB 1.82 TiB" in line and "fio-3.33 io_uring" in line, chart_id
         assert "ext4" in line and "disklab 0.1.0" in line and runs[0].info.started_at[:10] in line
         (direction,) = texts(svg, "axis-direction")
         y_label = next(c.y_label for c in model.charts if c.id == chart_id)
@@ -81,11 +82,11 @@ def test_legends_name_runs_by_their_disk_not_their_mount_path(tmp_path):
     b = replace(b, info=replace(b.info, id=2, target="/mnt/slow"), env=WD)
     svgs = figures(render_html(build_report([a, b], "now")))
     names = legend(svgs["quick-random"])
-    assert names == ["Samsung SSD 990 PRO 2TB 2 TB (run 1)", "WDC WD20EFRX-68EUZN0 2 TB (run 2)"]
+    assert names == ["Samsung SSD 990 PRO 2TB 1.82 TiB (run 1)", "WDC WD20EFRX-68EUZN0 1.82 TiB (run 2)"]
     assert not any("/mnt/" in name for svg in svgs.values() for name in legend(svg))
     foot = " ".join(texts(svgs["quick-random"], "chart-provenance"))
-    assert "Samsung SSD 990 PRO 2TB 2 TB (run 1): Samsung SSD 990 PRO 2TB 2 TB · ext4" in foot
-    assert "WDC WD20EFRX-68EUZN0 2 TB (run 2): WDC WD20EFRX-68EUZN0 2 TB · xfs" in foot
+    assert "Samsung SSD 990 PRO 2TB 1.82 TiB (run 1): Samsung SSD 990 PRO 2TB 1.82 TiB · ext4" in foot
+    assert "WDC WD20EFRX-68EUZN0 1.82 TiB (run 2): WDC WD20EFRX-68EUZN0 1.82 TiB · xfs" in foot
     # The same disk model twice: only the paths tell the runs apart, so the legend keeps them.
     same = figures(render_html(build_report([a, replace(b, env=SAMSUNG)], "now")))
     assert [n.split(" (")[1] for n in legend(same["quick-random"])] == ["run 1, /mnt/fast)", "run 2, /mnt/slow)"]
@@ -138,11 +139,11 @@ def test_the_direction_follows_the_metric_and_parameters_name_one_value_or_the_r
                        {"bssplit": "4k/50:64k/50", "iodepth": 8, "jobs": 4}]) == [
         "bs various", "QD1-32", "jobs 4-16"]
     assert device_name({"devices": "sda, sdb", "device.sda.model": "ST4000", "device.sda.size_bytes": 4 * 10**12,
-                        "device.sdb.model": "ST4000", "device.sdb.size_bytes": 4 * 10**12}) == "2 x ST4000 4 TB"
+                        "device.sdb.model": "ST4000", "device.sdb.size_bytes": 4 * 10**12}) == "2 x ST4000 3.64 TiB"
     assert device_name({"devices": "sda, sdb", "device.sda.model": "ST4000", "device.sdb.model": "ST4000",
                         "device.array.model": "md raid1, 2 members"}) == "md raid1, 2 members of 2 x ST4000"
     assert device_name({"devices": "vda", "device.vda.size_bytes": 274877906944}) is None
-    assert device_name({"devices": "vda", "device.vda.size_bytes": 274877906944}, unnamed=True) == "vda 275 GB"
+    assert device_name({"devices": "vda", "device.vda.size_bytes": 274877906944}, unnamed=True) == "vda 256.0 GiB"
     assert footer([]) == ""
 
 
@@ -191,3 +192,21 @@ def test_a_chart_of_one_run_names_that_run_alone_in_its_footer(tmp_path):
         assert footer_text.count("fio-3.33") == 1 and "run 1" not in footer_text and "run 2" not in footer_text
     bars = next(chart.footer for chart in model.charts if chart.id == "quick-sequential")
     assert "run 1" in bars and "run 2" in bars, "a chart of both runs names both"
+
+
+@pytest.mark.parametrize("size_bytes, said", [
+    (274_877_906_944, "256.0 GiB"), (2_000_398_934_016, "1.82 TiB"), (500_107_862_016, "465.8 GiB"),
+    (16 * 2**30, "16.0 GiB"), (512 * 2**20, "512MiB"),
+])
+def test_a_disks_capacity_is_said_the_same_in_the_footer_legend_and_environment(tmp_path, size_bytes, said):
+    """The footer said 'vda 275 GB' where the environment said '256.0 GiB' for the same disk."""
+    assert format_capacity(size_bytes) == said
+    unnamed, named = records(tmp_path, QUICK, QUICK)
+    unnamed = replace(unnamed, env={"devices": "vda", "device.vda.size_bytes": size_bytes, "fs_type": "ext4"})
+    named = replace(named, env={"devices": "sda", "device.sda.model": "ST2000", "device.sda.size_bytes": size_bytes})
+    report = build_report([unnamed, named], "now")
+    environment = [dict(section.environment.rows) for section in report.runs]
+    assert environment[0]["vda: size"].split(" (")[0] == said == environment[1]["sda: size"].split(" (")[0]
+    foot = " ".join(texts(figures(render_html(report))["quick-random"], "chart-provenance"))
+    assert f"vda {said} (model not recorded) · ext4" in foot and f"ST2000 {said} (run 2): ST2000 {said}" in foot
+    assert not re.search(r"\d (GB|TB)\b", foot)

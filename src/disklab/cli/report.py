@@ -1,6 +1,7 @@
 """`disklab report`: stored runs as one self-contained HTML file, tables and charts, readable offline and in print;
 or that page printed to PDF by Chromium."""
 
+import os
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from disklab.errors import UserError
 from disklab.report.choices import ReportChoices, metric_names, report_title, run_label, tests_pattern
 from disklab.report.html.grid import DEFAULT_GRID_UNIT, GRID_UNITS
 from disklab.report.html.model import build_report
+from disklab.report.html.paper import PAPERS, locale_paper
 from disklab.report.html.render import render_html
 from disklab.report.metrics import REGISTRY
 from disklab.report.parts import Parts
@@ -51,13 +53,19 @@ _EXAMPLES = examples(
                    f"{', '.join(REGISTRY)}.")
 @click.option("--pdf", is_flag=True,
               help="Write a PDF instead: the page printed by headless Chromium (Debian's 'chromium' package).")
+@click.option("--paper", type=click.Choice(list(PAPERS), case_sensitive=False),
+              help="The PDF's paper size (with --pdf). Default: letter where the locale's paper is Letter (LC_ALL, "
+                   "else LC_PAPER, else LANG names a territory that uses it, as glibc does: US, CA, MX, PH, CL, CO, VE "
+                   "...), else a4.")
 @click.option("--grid-unit", type=click.Choice(list(GRID_UNITS)), default=DEFAULT_GRID_UNIT, show_default=True,
               help="Unit of CrystalDiskMark's grid, drawn for runs of a suite with its view (quick, desktop-mix).")
 @spec_option
 @click.pass_context
-def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, grid_unit, spec):
+def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, paper, grid_unit, spec):
     """Write RUNs (numbers, 'last', 'last~N' or series:RUN; default: last) as one HTML report with tables and charts.
     """
+    if paper and not pdf:
+        raise click.BadParameter("sets the PDF's paper: give --pdf with it", param_hint="'--paper'")
     notes_text = _notes(notes) if notes is not None else None
     with open_store(ctx) as store:
         run_ids = list(dict.fromkeys(resolve_refs(store, run_refs or ("last",))))
@@ -80,7 +88,7 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, gri
     else:
         from disklab.report.html.pdf import print_pdf
 
-        document = print_pdf(html)
+        document = print_pdf(html, (paper or locale_paper(os.environ)).lower())
         if output == "-":
             click.get_binary_stream("stdout").write(document)
         else:

@@ -9,7 +9,7 @@ shown as "unknown".
 from dataclasses import dataclass
 from typing import Callable
 
-from disklab.units import format_size
+from disklab.units import format_capacity
 
 UNKNOWN = "unknown"
 DEVICE_PREFIX = "device."
@@ -24,8 +24,8 @@ def _text(value) -> str:
 
 def _bytes(value) -> str:
     if value >= 1024**3:
-        return f"{value / 1024**3:,.1f} GiB ({value:,} bytes)"
-    return format_size(value)
+        return f"{format_capacity(value)} ({value:,} bytes)"
+    return format_capacity(value)
 
 
 def _yes_no(value) -> str:

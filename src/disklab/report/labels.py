@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 from disklab.env.registry import ARRAY, device_key
 from disklab.store.records import RunInfo, RunRecord
-from disklab.units import format_size
+from disklab.units import format_capacity, format_size
 
 _SIZE_FIELDS = ("bs", "size", "filesize", "rate")
 _DURATION_FIELDS = ("runtime", "ramp", "pause", "log_interval")
@@ -71,24 +71,18 @@ def record_labels(records: Sequence[RunRecord]) -> list[str]:
 
 
 def device_name(env: dict, unnamed: bool = False) -> str | None:
-    """The disks under the target by model and capacity, as reviews name drives ('2 x WDC WD20EFRX 2 TB');
-    None when the run recorded no model. `unnamed`: a disk without a model goes by its kernel name ('vda 275 GB')."""
+    """The disks under the target by model and capacity, in the unit the environment's table gives it ('2 x WDC
+    WD20EFRX 1.82 TiB'); None when the run recorded no model. `unnamed`: a disk without a model goes by its kernel
+    name ('vda 256.0 GiB')."""
     names = []
     for device in (env.get("devices") or "").split(", "):
         model = env.get(device_key(device, "model")) if device else None
         if model or (device and unnamed):
             size = env.get(device_key(device, "size_bytes"))
             name = str(model or device)
-            names.append(f"{name} {_capacity(size)}" if isinstance(size, int) and size > 0 else name)
+            names.append(f"{name} {format_capacity(size)}" if isinstance(size, int) and size > 0 else name)
     counted = {name: names.count(name) for name in names}
     disks = " + ".join(f"{n} x {name}" if n > 1 else name for name, n in counted.items()) or None
     array = env.get(device_key(ARRAY, "model"))
     return f"{array} of {disks}" if isinstance(array, str) and disks else disks
 
-
-def _capacity(size_bytes: int) -> str:
-    """Decimal, as drives are sold: 2 TB, 960 GB."""
-    for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB")):
-        if size_bytes >= scale:
-            return f"{size_bytes / scale:.3g} {unit}"
-    return format_size(size_bytes)

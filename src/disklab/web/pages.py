@@ -11,7 +11,7 @@ from disklab.env.registry import DEVICE_PREFIX
 from disklab.env.smart import format_amount, smart_changes
 from disklab.report.html.model import TableModel, build_report
 from disklab.report.runs import RUNS_HEADINGS, run_cells
-from disklab.report.html.render import chart_markup, download_script, shown
+from disklab.report.html.render import breakable, chart_markup, download_script, shown
 from disklab.report.parts import Parts
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
@@ -145,7 +145,9 @@ def _smart_tables(smart: Mapping[str, Mapping[str, dict]]) -> list[TableModel]:
 def _environment():
     from jinja2 import Environment, PackageLoader, StrictUndefined  # only the commands that write HTML load it
 
-    return Environment(
+    environment = Environment(
         loader=PackageLoader("disklab.web", ""), autoescape=True, undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, finalize=shown,
     )
+    environment.filters["breakable"] = breakable
+    return environment

@@ -1,8 +1,9 @@
 """The HTML report printed to PDF (report --pdf) by headless Chromium, the browser the report's tests drive.
 
 Chromium lays the page out with the report's own print styles (each run on a new page, charts never split), so
-the PDF shows what the HTML file prints. It runs offline on a copy of the page, with a profile of its own in a
-temporary folder (never the user's, never handed to a Chromium already open), and everything it started is ended.
+the PDF shows what the HTML file prints, on A4 or Letter (paper.py). It runs offline on a copy of the page, with a
+profile of its own in a temporary folder (never the user's, never handed to a Chromium already open), and
+everything it started is ended.
 """
 
 import os
@@ -13,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from disklab.errors import UserError
+from disklab.report.html.paper import page_style
 from disklab.system.outputs import write_whole
 
 # Debian and Ubuntu's names first (scripts/setup.sh tests installs Debian's 'chromium'), then Google's builds.
@@ -35,12 +37,14 @@ def browser() -> str:
                     "HTML file from a browser")
 
 
-def print_pdf(html: str) -> bytes:
-    """The report page as PDF bytes."""
+def print_pdf(html: str, paper: str = "a4") -> bytes:
+    """The report page as PDF bytes, on `paper` (a key of paper.PAPERS): its size is set on the copy printed, so
+    that the HTML file prints on whatever paper its reader's browser chooses."""
     program = browser()
     with tempfile.TemporaryDirectory(prefix="disklab-pdf-") as folder:
         page, pdf = Path(folder) / "report.html", Path(folder) / "report.pdf"
-        write_whole(page, html, "the page to print")
+        head_end = html.index("</head>")
+        write_whole(page, html[:head_end] + page_style(paper) + html[head_end:], "the page to print")
         command = [program, *_FLAGS, f"--user-data-dir={Path(folder) / 'profile'}", f"--print-to-pdf={pdf}",
                    page.as_uri()]
         stderr = _run(command)

@@ -1,5 +1,6 @@
 """The report model -> one self-contained HTML page: the template shipped with the package, charts inline as SVG."""
 
+import re
 from collections.abc import Sequence
 from functools import partial
 from importlib import resources
@@ -11,6 +12,8 @@ from disklab.report.html.svg import render_svg
 from disklab.report.terminal import terminal_text
 
 _TEMPLATE = "report.html.j2"
+_LONG_WORD = re.compile(r"(\S{12,})")  # a path, an option string, a timestamp: wider than a narrow table column
+_AFTER_SEPARATOR = re.compile(r"(?<=[/_.,:;=+@])(?=.)")  # browsers break after a hyphen already
 
 
 def render_html(model: ReportModel, parts: Parts | None = None) -> str:
@@ -21,6 +24,7 @@ def render_html(model: ReportModel, parts: Parts | None = None) -> str:
         loader=PackageLoader("disklab.report.html", ""), autoescape=True, undefined=StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, finalize=shown,
     )
+    environment.filters["breakable"] = breakable
     parts = Parts() if parts is None else parts
     parts.undrawn.extend(model.undrawn)
     charts = chart_markup(model.charts, parts)
@@ -49,3 +53,16 @@ def shown(value):
     terminals show it, so that a stored U+202E cannot turn the rest of a cell around; markup (our SVG) as it is."""
     return terminal_text(value, keep_lines=True) if isinstance(value, str) and not hasattr(value, "__html__") \
         else value
+
+
+def breakable(value):
+    """A table cell's text, shown, with a line break allowed after each separator of a long word ('/', '_', ','
+    ...): a wide table then fits the page by breaking paths and option strings there, while short words, which no
+    break is offered in, stay whole (CSS's overflow-wrap: anywhere would break 'complete' into 'com plete' too)."""
+    from markupsafe import Markup, escape
+
+    if not isinstance(value, str) or hasattr(value, "__html__"):
+        return value
+    pieces = _LONG_WORD.split(shown(value))  # the long words at the odd places
+    return Markup("").join(Markup("<wbr>").join(map(escape, _AFTER_SEPARATOR.split(piece))) if index % 2
+                           else escape(piece) for index, piece in enumerate(pieces))
