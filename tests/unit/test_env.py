@@ -188,9 +188,10 @@ def test_the_real_machine_gives_every_key_and_never_raises(tmp_path):
             assert all(f"device.{disk}.{field}" in env for field, key in DEVICE_KEYS.items() if not key.optional)
 
 
-def test_a_run_without_fio_and_a_missing_directory_are_unknown(tmp_path):
+def test_a_run_without_fio_has_no_fio_keys_and_a_missing_directory_is_unknown(tmp_path):
     env = collect_environment("/nonexistent/dir/f", False, None, [])
-    assert env["fio_version"] is None and env["fio_engines"] is None
+    assert "fio_version" not in env and "fio_engines" not in env  # pgbench's: not 'unknown', fio was not used
+    assert collect_environment("/nonexistent/dir/f", False, "fio-3.33", [])["fio_engines"] is None
     assert env["fs_type"] is None and env["devices"] is None and env["layout"] == "none"
 
 

@@ -37,9 +37,10 @@ _LOOP_DEPTH = 8
 
 def collect_environment(target_path: str, target_is_device: bool, fio_version: str | None, engines: list[str],
                         *, sysfs: str = "/sys", proc: str = "/proc") -> dict:
-    """Everything a run records about its machine and its target; fio's version as fio gave it (None: fio not used)."""
-    env = {**collect_host(proc), **collect_board(sysfs),
-           "fio_version": fio_version or None, "fio_engines": ", ".join(sorted(engines)) or None}
+    """Everything a run records about its machine and its target; fio's version as fio gave it (None: fio not used,
+    as by pgbench, and then no fio keys: not 'unknown', which says a fact was looked for and not found)."""
+    fio = {"fio_version": fio_version, "fio_engines": ", ".join(sorted(engines)) or None} if fio_version else {}
+    env = {**collect_host(proc), **collect_board(sysfs), **fio}
     return {**env, **collect_target(target_path, target_is_device, sysfs=sysfs, proc=proc)}
 
 

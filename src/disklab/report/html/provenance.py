@@ -35,7 +35,7 @@ def footer(records: Sequence[RunRecord], tests: Sequence[str] = (), runs: Sequen
 
 def runs_footer(disk: str, infos: Sequence[RunInfo], params: dict) -> str:
     """A device history's chart: one disk, one test, many runs: the fio, dates and disklab versions they span."""
-    fios = list(dict.fromkeys(f"{i.fio_version} {i.fio_engine}" for i in infos))
+    fios = list(dict.fromkeys(i.tool for i in infos))
     versions = list(dict.fromkeys(f"disklab {i.disklab_version}" for i in infos))
     dates = sorted({i.started_at[:10] for i in infos})
     return " · ".join([disk, *fios, *parameters([params]), "-".join(dict.fromkeys([dates[0], dates[-1]])), *versions])
@@ -47,7 +47,7 @@ def _run_part(record: RunRecord) -> str:
                                 else f"{info.shown_target} (disk not recorded)")
     fs = env.get("fs_type") or ("no file system" if "fs_type" in env else "file system not recorded")
     best_of = info.options.get("best_of")
-    return " · ".join([disk, fs, f"{info.fio_version} {info.fio_engine}",
+    return " · ".join([disk, fs, info.tool,
                        *([f"best of {best_of} passes"] if best_of else []),
                        info.started_at[:10], f"disklab {info.disklab_version}"])
 
