@@ -238,6 +238,16 @@ def test_a_one_test_run_with_the_real_fio_is_stored_and_shown(tmp_path):
     assert test["label"] == "rw=randwrite bs=64k iodepth=4" and test["params"]["bs"] == 65536
 
 
+def test_bs_4kib_on_the_command_line_runs_4096_byte_ios_with_the_real_fio(tmp_path):
+    """fio itself would read --bs=4KiB as 4,000 bytes (its default kb_base); the command line's sizes are disklab's."""
+    result = invoke("run", "--rw", "randread", "--bs", "4KiB", "--runtime", "0.5s", "--size", "8MiB",
+                    "--target", tmp_path, "--repeat", "1", "-f", "json")
+    assert result.exit_code == 0, result.output
+    (test,) = json.loads(result.stdout)["tests"]
+    read = test["metrics"]["read"]
+    assert read["total_ios"] > 0 and read["io_bytes"] == 4096 * read["total_ios"]
+
+
 @pytest.mark.parametrize("args, fragments", [
     (("quick", "--iodepth", "32"), ("--iodepth: fio's options make a one-test run without SUITE",
                                     "they do not change the tests of 'quick'")),
