@@ -112,7 +112,8 @@ def _check_as_written(test: TestSpec, where: str) -> None:
     """fio's options handed on as written agree with the test's parameters, which its figures are read by."""
     given = test.fio_options
     rw = given.get("rw", given.get("readwrite"))
-    if rw is not None and rw.partition(":")[0].strip() not in (test.fio_rw, *("readwrite",) * (test.fio_rw == "rw")):
+    mode = rw.partition(":")[0].strip() if rw is not None else None
+    if mode is not None and {"readwrite": "rw"}.get(mode, mode) != test.fio_rw:  # fio's two names of one mode
         raise UserError(f"{where}: test {test.label!r}: fio's rw={rw} is not the test's {test.fio_rw} (its pattern and "
                         "direction); give the same mode")
     if test.region != "whole" and {"offset", "offset_increment"} & set(given):

@@ -59,7 +59,7 @@ def render_jobfile(test: TestSpec, filename: str, directory: str, suite_name: st
 
 
 # The lines of disklab's that an option handed to fio as written takes the place of (a bssplit per direction, its bs).
-_REPLACED = {"readwrite": "rw", "blocksize": "bs", "bssplit": "bs", "sync": "sync"}
+_REPLACED = {"readwrite": "rw", "blocksize": "bs", "bssplit": "bs"}
 
 
 def _as_written(lines: list[str], test: TestSpec) -> list[str]:
@@ -69,8 +69,6 @@ def _as_written(lines: list[str], test: TestSpec) -> list[str]:
         return lines
     given = test.fio_options
     replaced = {_REPLACED.get(name, name) for name in given} | set(given)
-    if "bssplit" in given:
-        replaced.add("bssplit")
     kept = [line for line in lines if line.partition("=")[0] not in replaced or line.startswith(("[", ";"))]
     return [*kept, "; fio's options of the suite or job file, as written", test.fio]
 

@@ -98,8 +98,9 @@ def refusal_of(name: str, value: str | None) -> str | None:
         return "is the suite parameters pattern and direction; set them there (fio's rw=MODE:N goes here)"
     if name in PER_DIRECTION and "," not in (value or ""):
         return f"is the suite parameter {PER_DIRECTION[name]}; set it there (a value per direction goes here)"
-    if SYNC_PARAMETER.get((name, (value or "").strip())):
-        return f"is the suite parameter sync = '{SYNC_PARAMETER[name, (value or '').strip()]}'; set it there"
+    sync = SYNC_PARAMETER.get((name, (value or "").strip()))
+    if sync:
+        return f"is the suite parameter sync = '{sync}'; set it there"
     return None
 
 

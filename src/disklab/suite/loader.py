@@ -58,13 +58,21 @@ def load_suite(name_or_path: str) -> Suite:
 def _known_to_fio(suite: Suite) -> Suite:
     """A user's suite whose tests hand fio options as written, each set checked by fio itself before anything runs
     (a stored suite is not: its run has shown fio took them)."""
+    def each(value) -> tuple:
+        """A parameter's values: a grid axis' every value, or the one."""
+        return value if isinstance(value, tuple) else (value,)
+
     defaults = dict(suite.defaults)
+    asked = set()  # a job file's sections share their [global] options: fio is asked once per set and engine
     for group in suite.groups:
         values = defaults | dict(group.values)
-        given, engines = values.get("fio"), values.get("engine", "auto")
-        for text in given if isinstance(given, tuple) else (given,) * (given is not None):
-            for engine in engines if isinstance(engines, tuple) else (engines,):
-                refusal = fio_refusal(text, "io_uring" if engine == "auto" else engine)
+        for text in each(values.get("fio")):
+            for engine in each(values.get("engine", "auto")):
+                engine = "io_uring" if engine == "auto" else engine
+                if text is None or (text, engine) in asked:
+                    continue
+                asked.add((text, engine))
+                refusal = fio_refusal(text, engine)
                 if refusal:
                     named = f"[{group.name}]" if suite.source.endswith(".fio") else f"group {brief(group.name)}: fio"
                     raise UserError(f"{suite.where}: {named}: {refusal}")
