@@ -92,6 +92,14 @@ def test_a_thousand_levels_of_nesting(tmp_path, open_, close):
     refused(invoke("run", suite_file(tmp_path, text), "--dry-run"), 2, "nested too deeply")
 
 
+@pytest.mark.parametrize("line, key", [('description = "a\\u0000b"', "description"),
+                                       ('"key\\u0000" = 1', "key?")])
+def test_a_nul_that_no_store_keeps(tmp_path, line, key):
+    """TOML writes a NUL as \\u0000; PostgreSQL keeps none in text, so a suite holding one is refused on every store."""
+    refused(invoke("run", suite_file(tmp_path, line + "\n" + SUITE), "--dry-run"), 2,
+            f"{key}: holds a NUL character (U+0000)")
+
+
 def test_a_number_thousands_of_digits_long(tmp_path):
     text = SUITE + "runtime = " + "9" * 5000 + "\n"  # tomllib's own int() refuses it with a plain ValueError
     refused(invoke("run", suite_file(tmp_path, text), "--dry-run"), 2, "a number thousands of digits long")

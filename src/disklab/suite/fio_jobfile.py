@@ -98,6 +98,8 @@ def read_jobfile(text: str, where: str) -> tuple[list[tuple[str, dict]], list[st
         if line.startswith("include"):
             raise UserError(f"{where}: line {number}: include: disklab reads one job file; put the included options "
                             "into it")
+        if "\0" in line:  # no job file fio reads holds one; no store keeps one in a test's name
+            raise UserError(f"{where}: line {number}: holds a NUL character (U+0000)")
         if "$" in line:
             raise UserError(f"{where}: line {number}: {brief(line)}: fio's $VARIABLES are not expanded here; write "
                             "the value")

@@ -59,10 +59,24 @@ def toml_string(text: str) -> str:
 def parse_toml(text: str, where: str) -> dict:
     """TOML a user wrote (a suite, a drive file): every way tomllib can refuse it is one UserError."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{where}: not valid TOML: {exc}") from None
     except ValueError:  # tomllib's int() of a number longer than Python converts (4,300 digits)
         raise UserError(f"{where}: holds a number thousands of digits long") from None
     except RecursionError:  # tomllib reads nested arrays and inline tables by recursion
         raise UserError(f"{where}: arrays or tables nested too deeply (hundreds of levels)") from None
+    _refuse_nul(data, where)
+    return data
+
+
+def _refuse_nul(data: dict, where: str) -> None:
+    """TOML's escape \\u0000 writes a NUL, which PostgreSQL keeps in no text: refused alike whatever the store."""
+    pending: list = [data]
+    while pending:
+        value = pending.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if "\x00" in str(key) or (isinstance(item, str) and "\x00" in item):
+                raise UserError(f"{where}: {str(key).replace(chr(0), '?')}: holds a NUL character (U+0000)")
+            pending.append(item)
