@@ -87,10 +87,10 @@ def test_show_runs_and_their_exports_name_the_tool(tmp_path):
         fio_run = store.get_run(store.create_run(new_run()))
     assert to_markdown(record).splitlines()[0].endswith(f"@testhost · pgbench / {POSTGRESQL}**"), "show's title"
     assert json.loads(to_json(record))["run"]["tool"] == f"pgbench / {POSTGRESQL}"
-    listed = json.loads(runs_to_json([record.info, fio_run.info], 2))
+    listed = json.loads("".join(runs_to_json([record.info, fio_run.info], 2)))
     assert [run["tool"] for run in listed["runs"]] == [f"pgbench / {POSTGRESQL}", "fio-3.33 io_uring"]
     assert listed["runs"][0]["fio_version"] == POSTGRESQL, "the stored fields are kept as they were"
-    rows = list(csv.DictReader(io.StringIO(runs_to_csv([record.info], 1))))
+    rows = list(csv.DictReader(io.StringIO("".join(runs_to_csv([record.info], 1)))))
     assert rows[0]["tool"] == f"pgbench / {POSTGRESQL}"
 
 

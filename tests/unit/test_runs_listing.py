@@ -73,6 +73,29 @@ def test_formats_carry_every_listed_run(stored, tmp_path):
     assert len(cut.stdout.splitlines()) == 4 and cut.stderr == "2 of 25 runs; --all or --limit N for more\n"
 
 
+def test_every_run_streams_in_batches_as_the_whole_document_would_read(commands_store, tmp_path):
+    """--all in a format is written as it is read, a batch of rows at a time (1,000 rows a batch, a server's cursor on
+    PostgreSQL): byte for byte what the whole list at once writes, in every format."""
+    with Store(commands_store) as store, store.transaction():
+        for n in range(1, 2102):
+            store.create_run(new_run(name=f"run {n} \"ü\"" if n % 7 else None, planned_tests=n))
+    with Store(commands_store, read_only=True) as store:
+        infos = store.list_runs(None)
+    assert [info.id for info in infos] == list(range(2101, 0, -1))
+    whole = {"format": "disklab-runs", "format_version": 2, "matched": 2101, "runs": [
+        {**vars(info), "tool": info.tool} for info in infos]}
+    assert invoke("runs", "--all", "-f", "json").stdout == json.dumps(whole, indent=2) + "\n"
+    assert invoke("runs", "--all", "-f", "json", "--suite", "none").stdout == json.dumps(
+        {**whole, "matched": 0, "runs": []}, indent=2) + "\n"
+    assert invoke("runs", "-n", "1", "-f", "json").stdout == json.dumps(
+        {**whole, "runs": whole["runs"][:1]}, indent=2) + "\n"
+    result = invoke("runs", "--all", "-f", "csv", "-o", str(tmp_path / "runs.csv"))
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "runs.csv").read_text())))
+    assert result.exit_code == 0 and [int(row["planned_tests"]) for row in rows] == list(range(2101, 0, -1))
+    markdown = invoke("runs", "--all", "-f", "markdown").stdout.splitlines()
+    assert len(markdown) == 2 + 2101 and markdown[-1].startswith("| 1 | run 1 \"ü\" |")
+
+
 @pytest.mark.parametrize("args", [
     ("--all", "--limit", "3"), ("--since", "last tuesday"), ("--since", "999999w"), ("-o", "x.txt"), ("--limit", "0"),
 ])

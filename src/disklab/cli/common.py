@@ -2,7 +2,7 @@
 
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -113,10 +113,11 @@ def converter(parse):
     return convert
 
 
-def write_output(text: str, output: str | None) -> None:
-    """'-o FILE' writes the file, '-o -' or nothing writes stdout."""
+def write_output(text: str | Iterable[str], output: str | None) -> None:
+    """'-o FILE' writes the file, '-o -' or nothing writes stdout; text in chunks as they come."""
     if output in (None, "-"):
-        click.echo(text, nl=False)
+        for chunk in (text,) if isinstance(text, str) else text:
+            click.echo(chunk, nl=False)
     else:
         write_whole(output, text)
         click.echo(f"written to {terminal_text(output)}", err=True)

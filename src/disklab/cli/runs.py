@@ -1,4 +1,5 @@
-"""`disklab runs`: the stored runs, newest first, filtered and paged; it reads the runs table and nothing else."""
+"""`disklab runs`: the stored runs, newest first, filtered and paged; it reads the runs table and nothing else.
+--all in a format streams: every run written as it is read, in flat memory."""
 
 import click
 from rich.table import Table
@@ -32,16 +33,19 @@ def runs(ctx, limit, show_all, where, output_format, output):
     if output_format == "table" and output not in (None, "-"):
         raise click.UsageError("a table goes to the terminal; use --format json, csv or markdown with --output")
     wanted = None if show_all else limit or DEFAULT_RUNS_SHOWN
+    filtered = where != RunFilter()
     with open_store(ctx) as store:
+        if output_format != "table":
+            with store.snapshot():  # the count and the runs listed agree while others store runs
+                matched = store.count_runs(where)
+                infos = store.iter_runs(where) if wanted is None else store.list_runs(wanted, where)
+                write_output(RUNS_EXPORTERS[output_format](infos, matched), output)
+            if wanted is not None and wanted < matched:
+                click.echo(_counted(wanted, matched, filtered), err=True)
+            return
         infos = store.list_runs(wanted, where)
         # A list shorter than asked for holds every match.
         matched = len(infos) if wanted is None or len(infos) < wanted else store.count_runs(where)
-    filtered = where != RunFilter()
-    if output_format != "table":
-        write_output(RUNS_EXPORTERS[output_format](infos, matched), output)
-        if len(infos) < matched:
-            click.echo(_counted(len(infos), matched, filtered), err=True)
-        return
     if not infos:
         click.echo("no stored run matches" if filtered else f"no runs stored yet in {terminal_text(store.name)}; "
                    "start one with 'disklab run quick --target DIR'")

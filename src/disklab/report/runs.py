@@ -2,6 +2,8 @@
 
 import io
 import json
+import textwrap
+from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from datetime import datetime
 
@@ -62,32 +64,48 @@ def counted_tests(info: RunInfo) -> str:
     return f"{ran_tests(info)} test{'' if last == 1 else 's'}"
 
 
-def runs_to_json(infos: list[RunInfo], matched: int) -> str:
-    """`matched`: the runs the filters matched, of which `runs` holds the newest."""
-    document = {"format": "disklab-runs", "format_version": RUNS_JSON_FORMAT_VERSION, "matched": matched,
-                "runs": [_run_dict(info) for info in infos]}
-    return json.dumps(document, indent=2) + "\n"
+def runs_to_json(infos: Iterable[RunInfo], matched: int) -> Iterator[str]:
+    """`matched`: the runs the filters matched, of which `infos` holds the newest. Written run by run, as
+    json.dumps(document, indent=2) would write the whole: a list of every run streams in flat memory."""
+    head = {"format": "disklab-runs", "format_version": RUNS_JSON_FORMAT_VERSION, "matched": matched}
+    opening = json.dumps(head, indent=2)[:-2] + ',\n  "runs": ['
+    separator = "\n"
+    for info in infos:
+        yield opening + separator + textwrap.indent(json.dumps(_run_dict(info), indent=2), "    ")
+        opening, separator = "", ",\n"
+    yield opening + ("]\n}\n" if opening else "\n  ]\n}\n")
 
 
-def runs_to_csv(infos: list[RunInfo], matched: int) -> str:
-    """Every field of a run, its options and origin as JSON."""
+def runs_to_csv(infos: Iterable[RunInfo], matched: int) -> Iterator[str]:
+    """Every field of a run, its options and origin as JSON; a chunk of rows at a time."""
     out = io.StringIO()
     writer = CsvWriter(out)
     writer.writerow(_RUN_FIELDS)
-    for info in infos:
+    for number, info in enumerate(infos, start=1):
         row = list(_run_dict(info).values())
         row[_OPTIONS] = json.dumps(info.options, sort_keys=True)
         row[_ORIGIN] = "" if info.origin is None else json.dumps(info.origin, sort_keys=True)
         writer.writerow(row)
-    return out.getvalue()
+        if number % _CHUNK_ROWS == 0:
+            yield _taken(out)
+    yield _taken(out)
 
 
-def runs_to_markdown(infos: list[RunInfo], matched: int) -> str:
-    lines = ["| " + " | ".join(RUNS_HEADINGS) + " |", "|---:|" + "---|" * (len(RUNS_HEADINGS) - 1)]
-    lines += ["| " + " | ".join(markdown_cell(cell) for cell in run_cells(info)) + " |" for info in infos]
-    return "\n".join(lines) + "\n"
+def runs_to_markdown(infos: Iterable[RunInfo], matched: int) -> Iterator[str]:
+    yield "| " + " | ".join(RUNS_HEADINGS) + " |\n|---:|" + "---|" * (len(RUNS_HEADINGS) - 1) + "\n"
+    for info in infos:
+        yield "| " + " | ".join(markdown_cell(cell) for cell in run_cells(info)) + " |\n"
 
 
+def _taken(out: io.StringIO) -> str:
+    """What `out` holds, which it then no longer does."""
+    text = out.getvalue()
+    out.seek(0)
+    out.truncate()
+    return text
+
+
+_CHUNK_ROWS = 1000
 _RUN_FIELDS = [*(f.name for f in fields(RunInfo)), "tool"]
 _OPTIONS = _RUN_FIELDS.index("options")
 _ORIGIN = _RUN_FIELDS.index("origin")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 class Dialect:
     name: str
     begin: str  # a writing transaction; SQLite takes its write lock at once, so that two writers never deadlock
+    snapshot: str  # a reading transaction whose reads all see the store as it was at the first
     next_run_id: str | None  # the runs row's number; None: the database's own (an identity column)
     json_key: str  # {column}'s top-level {key} as SQL text or NULL
     contains: str | None  # {column} holds the casefolded ?; None: a search is answered in Python (filters.py)
@@ -29,6 +30,7 @@ class Dialect:
 SQLITE = Dialect(
     name="sqlite",
     begin="BEGIN IMMEDIATE",
+    snapshot="BEGIN",  # deferred: a read lock, and in WAL mode the database as of the first read
     # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
     next_run_id="1 + max(coalesce((SELECT max(id) FROM runs), 0), coalesce((SELECT max(id) FROM deleted_runs), 0))",
     json_key="CAST(json_extract({column}, '$.{key}') AS TEXT)",
@@ -43,6 +45,7 @@ SQLITE = Dialect(
 POSTGRESQL = Dialect(
     name="postgresql",
     begin="BEGIN",
+    snapshot="BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
     next_run_id=None,  # an identity: never a number given before, and no two writers given the same one
     json_key="({column}::jsonb ->> '{key}')",
     # lower() folds by the database's locale (in the C locale, ASCII only) and never as casefold does (ß, ς).

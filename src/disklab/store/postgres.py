@@ -7,7 +7,7 @@ that names the database without its password. psycopg is loaded only for such a 
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import NoReturn
@@ -75,6 +75,15 @@ class PostgresConnection:
         params = tuple(params)
         with self.errors(), self._watched():
             return self._conn.execute(_placeholders(sql) if params else sql, params or None)
+
+    def batches(self, sql: str, params: Iterable = (), size: int = 1000) -> Iterator[list]:
+        """A query's rows, `size` at a time, through a cursor of the server's (kept there, not all sent at once);
+        inside a transaction (the store's snapshot), as a server's cursor lives in one."""
+        params = tuple(params)
+        with self.errors(), self._watched(), self._conn.cursor(name="disklab_batches") as cursor:
+            cursor.execute(_placeholders(sql) if params else sql, params or None)
+            while rows := cursor.fetchmany(size):
+                yield rows
 
     def executemany(self, sql: str, rows: Iterable) -> None:
         with self.errors(), self._watched(), self._conn.cursor() as cursor:

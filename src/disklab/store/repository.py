@@ -3,7 +3,7 @@
 import json
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -243,20 +243,45 @@ class Store:
     ) -> list[RunInfo]:
         """Newest first, or by `order` (a key of RUN_ORDERS, '-' before it for descending), skipping `offset`;
         reads the runs table and counts tests through an index, never the tests' raw text."""
+        limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
+        sql, args = self._runs_query(where, order)
+        with self.errors():
+            rows = self.conn.execute(sql + (" LIMIT ? OFFSET ?" if limit else ""),
+                                     (*args, limit, offset) if limit else args).fetchall()
+        return [run_info(row) for row in rows]
+
+    def iter_runs(self, where: RunFilter = RunFilter(), order: str = "-id") -> Iterator[RunInfo]:
+        """Every run `where` takes, as list_runs orders them, read a batch of rows at a time: a list of 100,000 runs
+        in flat memory; in a snapshot (a count inside the same one agrees with it)."""
+        sql, args = self._runs_query(where, order)
+        with self.snapshot(), self.errors():
+            batches = self.conn.batches(sql, args) if self.path is None else _batches(self.conn.execute(sql, args))
+            for rows in batches:
+                yield from map(run_info, rows)
+
+    @contextmanager
+    def snapshot(self):
+        """Reads inside see the store as it was at the first of them, while other processes write to it."""
+        if self.conn.in_transaction:
+            yield
+            return
+        with self.errors():
+            self.conn.execute(self.dialect.snapshot)
+        try:
+            yield
+        finally:
+            with self.errors():
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+    def _runs_query(self, where: RunFilter, order: str) -> tuple[str, tuple]:
         clause, args = self._where(where)
         column = RUN_ORDERS[order.removeprefix("-")]
         direction = "DESC" if order.startswith("-") else "ASC"
         nulls = " NULLS LAST" if order.startswith("-") else " NULLS FIRST"  # SQLite's own order, said for both
         text_order = "" if column == "runs.id" else self.dialect.text_order
-        limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
-        with self.errors():
-            rows = self.conn.execute(
-                f"SELECT {self.run_columns} FROM runs{clause} ORDER BY {column}{text_order} {direction}{nulls}, "
-                f"runs.id {direction}"
-                + (" LIMIT ? OFFSET ?" if limit else ""),
-                (*args, limit, offset) if limit else args,
-            ).fetchall()
-        return [run_info(row) for row in rows]
+        return (f"SELECT {self.run_columns} FROM runs{clause} ORDER BY {column}{text_order} {direction}{nulls}, "
+                f"runs.id {direction}"), args
 
     def count_runs(self, where: RunFilter = RunFilter()) -> int:
         clause, args = self._where(where)
@@ -359,3 +384,8 @@ def _run_number(text: str) -> bool:
 
 def _casefold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
+
+
+def _batches(cursor, size: int = 1000) -> Iterator[list]:
+    while rows := cursor.fetchmany(size):
+        yield rows

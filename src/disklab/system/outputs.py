@@ -9,7 +9,7 @@ SIGKILL left it, by the next write of NAME (its PID is dead) or by `disklab doct
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -73,13 +73,15 @@ def whole_file(path: Path | str, what: str = "output", binary: bool = False) -> 
         partial.unlink(missing_ok=True)
 
 
-def write_whole(path: Path | str, content: str | bytes, what: str = "output") -> None:
-    """`content` as the whole of `path` (see whole_file)."""
+def write_whole(path: Path | str, content: str | bytes | Iterable[str], what: str = "output") -> None:
+    """`content` as the whole of `path` (see whole_file); text in chunks is written as it comes (a list of every
+    stored run), and a failure to make a chunk leaves `path` as it was."""
     with whole_file(path, what, binary=isinstance(content, bytes)) as out:
-        try:
-            out.write(content)
-        except OSError as exc:
-            raise write_error(path, exc) from None
+        for chunk in (content,) if isinstance(content, (str, bytes)) else content:
+            try:
+                out.write(chunk)
+            except OSError as exc:
+                raise write_error(path, exc) from None
 
 
 def remove_dead_partials(target: Path) -> None:
