@@ -25,12 +25,12 @@ command -v mkfs.btrfs >/dev/null || need_packages+=(btrfs-progs) # run --fs btrf
 command -v lspci >/dev/null || need_packages+=(pciutils)         # the disk controller's name (PCI ID database)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_packages+=(python3-venv)
 compgen -G '/usr/lib/*/libpq.so.5' >/dev/null || need_packages+=(libpq5)  # a PostgreSQL store: psycopg's libpq
-# ... read at full speed: psycopg's C implementation, built here against Debian's libpq (pure Python without them)
-[ -e /usr/include/postgresql/libpq-fe.h ] || need_packages+=(libpq-dev)
-command -v cc >/dev/null || need_packages+=(gcc)
-compgen -G '/usr/include/python3*/Python.h' >/dev/null || need_packages+=(python3-dev)
 if [ "$purpose" != lab ]; then  # pgbench suite: server + pgbench
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_packages+=(postgresql)
+  # A PostgreSQL store read at full speed: psycopg's C implementation, built below against Debian's libpq
+  [ -e /usr/include/postgresql/libpq-fe.h ] || need_packages+=(libpq-dev)
+  command -v cc >/dev/null || need_packages+=(gcc)
+  compgen -G '/usr/include/python3*/Python.h' >/dev/null || need_packages+=(python3-dev)
 fi
 if [ "$purpose" = tests ]; then
   command -v sfdisk >/dev/null || need_packages+=(fdisk)          # device-safety tests
@@ -82,9 +82,12 @@ import tomllib
 print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")
 EOF
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".$extras"
-# psycopg's C implementation (psycopg-c, the same version as psycopg, compiled once and then taken from pip's cache):
-# a PostgreSQL store's rows read several times faster than through its pure-Python one, which stays the fallback.
-if [ "$(.venv/bin/python -c 'import psycopg; print(psycopg.pq.__impl__)')" != c ]; then
+# psycopg's C implementation (psycopg-c, the same version as psycopg, compiled once and then taken from pip's cache)
+# where a compiler and the headers are there (installed above for postgresql and tests): a PostgreSQL store's rows
+# read several times faster than through its pure-Python one, which stays the fallback.
+if [ -e /usr/include/postgresql/libpq-fe.h ] && command -v cc >/dev/null \
+    && compgen -G '/usr/include/python3*/Python.h' >/dev/null \
+    && [ "$(.venv/bin/python -c 'import psycopg; print(psycopg.pq.__impl__)')" != c ]; then
   version=$(.venv/bin/python -c 'import psycopg; print(psycopg.__version__)')
   .venv/bin/pip install --quiet --disable-pip-version-check "psycopg-c==$version" \
     || echo "psycopg-c $version could not be built: a PostgreSQL store is read through pure Python (slower)" >&2

@@ -47,6 +47,8 @@ def test_the_tests_get_chromium_postgresql_and_the_device_and_network_tools(tmp_
     assert ("postgresql" in missing) is not POSTGRESQL_PRESENT
     assert ("postgresql" in missing_on_bare_machine(tmp_path, "postgresql")) is not POSTGRESQL_PRESENT
     assert "chromium" not in missing_on_bare_machine(tmp_path, "postgresql")
+    # psycopg's C implementation is built where PostgreSQL is used: a compiler is found on PATH, the headers by path
+    assert "gcc" in missing and "gcc" in missing_on_bare_machine(tmp_path, "postgresql")
 
 
 def test_an_unknown_purpose_is_refused_with_the_usage(tmp_path):
