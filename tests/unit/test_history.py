@@ -238,6 +238,33 @@ def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_a
     assert StaticLinks(1).device(device.key, 2) == f"../devices/{device.key}-2.html"
 
 
+def test_a_page_of_a_device_on_several_hosts_reads_the_same_runs_as_its_whole_listing(store_location, monkeypatch):
+    """A page reads only its own runs and those just before it (store/groups.py newest_runs), across the device's
+    groups (its disk moved between hosts and targets), a start shared by two runs told apart by number."""
+    from disklab.web import history
+    from disklab.web.links import ServerLinks
+
+    monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
+    monkeypatch.setattr(history, "CONTEXT_RUNS", 2)
+    places = [("lab-a", "/mnt/x"), ("lab-b", "/mnt/y"), ("lab-a", "/dev/sdb")]
+    with Store(store_location) as store:
+        for n, day in enumerate((3, 1, 4, 1, 5, 9, 2, 6)):
+            host, target = places[n % 3]
+            run_at(store, day, around(1000 + n), disk_env(), hostname=host, target=target)
+        (device,) = history.store_devices(store)
+        assert len(device.run_ids) == device.runs == 8
+        served = [history.device_page(store, device.key, ServerLinks(), page) for page in (1, 2, 3, 4)]
+
+    def rows(html):
+        table = html[html.index('<table class="history">'):].split("</table>")[0]
+        return [int(n) for n in re.findall(r'<tr data-run-id="(\d+)"', table)]
+
+    assert device.run_ids == (2, 4, 7, 1, 3, 5, 8, 6)  # by start, then number
+    assert [rows(html) for html in served] == [[8, 6], [3, 5], [7, 1], [2, 4]]
+    assert [rows(html) for html in served] == [list(history.page_runs(device, page)) for page in (1, 2, 3, 4)]
+    assert "compare with run 1" in served[1] and "first run of this test" in served[3]  # run 1: on page 3
+
+
 def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_page_before(tmp_path, monkeypatch):
     """The first row of a page has its previous run on another page: its title names that run, not a figure."""
     from disklab.web import history

@@ -122,7 +122,10 @@ def test_a_sqlite_store_of_schema_7_gains_run_notes_with_its_runs_intact(tmp_pat
         store.conn.execute("DROP TABLE run_notes")
         store.conn.execute("DROP INDEX run_env_identity")  # migration 9's
         store.conn.execute("DROP INDEX runs_by_uid")  # migration 10's, and its columns
-        for column in ("uid", "user_name", "origin_json"):
+        store.conn.execute("DROP INDEX runs_by_device")  # migration 11's, its triggers and its column
+        for trigger in ("added", "changed", "removed"):
+            store.conn.execute(f"DROP TRIGGER run_env_identity_{trigger}")
+        for column in ("uid", "user_name", "origin_json", "device_env"):
             store.conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         store.conn.execute("DELETE FROM schema_migrations WHERE version >= 8")
     with Store(db) as store:  # opened again: migrated from 8 on

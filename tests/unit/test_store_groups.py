@@ -1,5 +1,6 @@
-"""The runs grouped by host, target and the environment keys naming their disks (store/groups.py), read through
-migration 9's partial index, which an older store gains when opened."""
+"""The runs grouped by host, target and the environment keys naming their disks (store/groups.py): migration 9's
+partial index of those keys, and migration 11's copy of them on the runs row (device_env, kept by triggers), read
+through one index; an older store gains both when opened."""
 
 import json
 import sqlite3
@@ -7,16 +8,14 @@ import sqlite3
 from disklab.analysis.history import disks_of
 from disklab.env.registry import DEVICE_PREFIX, device_key
 from disklab.store.db import _statements
-from disklab.store.dialect import SQLITE
-from disklab.store.groups import IDENTITY_KEYS, _identity_where, run_groups
-
-_IDENTITY_WHERE = _identity_where(SQLITE)
+from disklab.store.groups import IDENTITY_KEYS, group_counts, run_groups
 from disklab.store.migrations import LATEST_VERSION, MIGRATIONS
 from disklab.store.repository import Store
 from tests.unit.test_history import disk_env, run_at
 from tests.unit.test_store import old_store
 
 INDEX = "run_env_identity"
+_IDENTITY_WHERE = "key GLOB 'devices' OR key GLOB 'device.*.model' OR key GLOB 'device.*.serial'"
 
 
 def index_sql(conn) -> str | None:
@@ -47,16 +46,59 @@ def test_a_sqlite_schema_8_store_gains_the_identity_index_once_and_the_migration
         assert [row[0] for row in store.conn.execute("SELECT version FROM schema_migrations WHERE version = 9")] == [9]
 
 
-def test_the_grouping_reads_the_identity_index_not_every_key_of_every_run_of_a_sqlite_file(tmp_path):
+def query_plans(store, read) -> str:
+    statements = []
+    store.conn.set_trace_callback(statements.append)
+    read()
+    store.conn.set_trace_callback(None)
+    return " ".join(row[-1] for sql in statements for row in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+
+
+def test_the_groups_are_read_from_one_index_of_the_runs_table_of_a_sqlite_file(tmp_path):
     with Store(tmp_path / "r.db") as store:
         run_at(store, 1, [1000], disk_env())
-        statements = []
-        store.conn.set_trace_callback(statements.append)
-        run_groups(store)
-        store.conn.set_trace_callback(None)
-        (sql,) = statements
-        plan = " ".join(row[-1] for row in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
-    assert f"SEARCH run_env USING COVERING INDEX {INDEX} (run_id=?)" in plan
+        counted = query_plans(store, lambda: group_counts(store))
+        listed = query_plans(store, lambda: run_groups(store))
+        chosen = query_plans(store, lambda: run_groups(store, group_counts(store)[:1]))
+    assert counted == "SCAN runs USING COVERING INDEX runs_by_device" == listed
+    assert "SEARCH runs USING COVERING INDEX runs_by_device (hostname=? AND target=? AND device_env=?)" in chosen
+    assert "run_env" not in counted + listed + chosen
+
+
+def test_the_runs_row_keeps_the_keys_naming_its_disks_whatever_writes_the_environment(store_location):
+    """The triggers of migration 11: an environment written, changed, removed, on both kinds of store."""
+    with Store(store_location) as store:
+        record = run_at(store, 1, [1000], None)
+
+        def device_env():
+            (text,) = store.conn.execute("SELECT device_env FROM runs WHERE id = ?", (record.info.id,)).fetchone()
+            return json.loads(text)
+
+        assert device_env() == {}
+        store.set_run_values("run_env", record.info.id, disk_env())
+        named = {"devices": "sda", "device.sda.model": "ACME NVMe 1TB", "device.sda.serial": "S1"}
+        assert device_env() == named
+        store.set_run_values("run_env", record.info.id, {"device.sda.serial": "S9", "kernel": "6.12"})
+        assert device_env() == {**named, "device.sda.serial": "S9"}
+        with store.transaction():
+            store.conn.execute("DELETE FROM run_env WHERE run_id = ? AND key = 'device.sda.model'", (record.info.id,))
+        assert device_env() == {"devices": "sda", "device.sda.serial": "S9"}
+        (group,) = group_counts(store)
+        assert (group.count, group.env, group.first) == (1, device_env(), record.info.started_at)
+
+
+def test_a_schema_10_store_gains_the_keys_of_its_runs_disks_on_their_rows(tmp_path, monkeypatch):
+    path = tmp_path / "r.db"
+    run_id = old_store(path, monkeypatch, 10)
+    with sqlite3.connect(path) as conn:  # as disklab of schema 10 left it: the run's environment, no device_env
+        conn.executemany("INSERT INTO run_env (run_id, key, value_json) VALUES (?, ?, ?)",
+                         [(run_id, key, json.dumps(value)) for key, value in disk_env(model="Größe ✓").items()])
+    conn.close()
+    with Store(path) as store:
+        (group,) = run_groups(store)
+    assert group.env == {"devices": "sda", "device.sda.model": "Größe ✓", "device.sda.serial": "S1"}
+    assert (group.hostname, group.target, group.count, group.runs) == (
+        "testhost", "/mnt/x", 1, (("2026-01-01T00:00:00+00:00", run_id),))
 
 
 def test_runs_are_grouped_by_host_target_and_disks_oldest_first(store_location):
@@ -65,7 +107,11 @@ def test_runs_are_grouped_by_host_target_and_disks_oldest_first(store_location):
         second = run_at(store, 1, [1000], disk_env("2.2"))  # started earlier: first in its group; firmware aside
         other = run_at(store, 2, [1000], disk_env(serial="S2"))
         unrecorded = run_at(store, 4, [1000], None)
-        groups = {(g.hostname, g.target, tuple(sorted(g.env.items()))): g.runs for g in run_groups(store)}
+        listed = run_groups(store)
+        counted = {(g.hostname, g.target, g.device_env): (g.count, g.first, g.last) for g in group_counts(store)}
+    assert counted == {(g.hostname, g.target, g.device_env): (len(g.runs), g.runs[0][0], g.runs[-1][0])
+                       for g in listed}
+    groups = {(g.hostname, g.target, tuple(sorted(g.env.items()))): g.runs for g in listed}
     s1, s2 = (tuple(sorted((k, v) for k, v in disk_env(serial=serial).items() if k in (
         "devices", "device.sda.model", "device.sda.serial"))) for serial in ("S1", "S2"))
     assert groups == {

@@ -36,9 +36,10 @@ class Device:
     disks: tuple[tuple[str, str], ...]  # (model, serial) of each disk under the target; () when not recorded
     host: str | None  # for a device not recorded: the host and target its runs are grouped by
     target: str | None
-    run_ids: tuple[int, ...]  # oldest first
+    runs: int
     first: str  # when its first and last runs started
     last: str
+    run_ids: tuple[int, ...] = ()  # oldest first; () when its groups were counted, not listed (store/groups.py)
 
     @property
     def known(self) -> bool:
@@ -63,16 +64,22 @@ def disks_of(env: dict) -> dict[str, tuple[str, str]] | None:
 def group_devices(groups: Iterable[RunGroup]) -> tuple[Device, ...]:
     """Runs (in the store's groups, store/groups.py) by device: known devices by model, then those grouped by host
     and target. A device may gather several groups: its disks under other names, hosts or targets."""
-    devices: dict[tuple, list[tuple[str, int]]] = {}
+    devices: dict[tuple, list[RunGroup]] = {}
     for group in groups:
-        devices.setdefault(_identity(group.hostname, group.target, group.env), []).extend(group.runs)
-    made = [_device(identity, runs) for identity, runs in devices.items()]
+        devices.setdefault(_identity(group.hostname, group.target, group.env), []).append(group)
+    made = [_device(identity, gathered) for identity, gathered in devices.items()]
     return tuple(sorted(made, key=lambda d: (not d.known, d.label.casefold(), d.key)))
+
+
+def device_groups(groups: Iterable[RunGroup], key: str) -> list[RunGroup]:
+    """The groups whose runs are the device's of this key."""
+    return [group for group in groups if _key(_identity(group.hostname, group.target, group.env)) == key]
 
 
 def run_group(info: RunInfo, env: dict) -> RunGroup:
     """One run as a group of its own."""
-    return RunGroup(info.hostname, info.target, env, ((info.started_at, info.id),))
+    return RunGroup(info.hostname, info.target, json.dumps(env, sort_keys=True), 1, info.started_at, info.started_at,
+                    ((info.started_at, info.id),))
 
 
 def device_key_of(info: RunInfo, env: dict) -> str:
@@ -99,10 +106,9 @@ def _key(identity: tuple) -> str:
     return f"target-{_slug(f'{identity[1]} {identity[2]}')}-{digest}"
 
 
-def _device(identity: tuple, stamps: list[tuple[str, int]]) -> Device:
-    """`stamps`: (started_at, run id) of its runs."""
-    stamps.sort()
-    run_ids, first, last = tuple(run_id for _, run_id in stamps), stamps[0][0], stamps[-1][0]
+def _device(identity: tuple, groups: list[RunGroup]) -> Device:
+    run_ids = tuple(run_id for _, run_id in sorted(stamp for group in groups for stamp in group.runs))
+    runs, first, last = sum(g.count for g in groups), min(g.first for g in groups), max(g.last for g in groups)
     if identity[0] == "disks":
         disks = identity[1]
         if len(disks) == 1:
@@ -111,10 +117,10 @@ def _device(identity: tuple, stamps: list[tuple[str, int]]) -> Device:
             label = f"{len(disks)} disks: " + ", ".join(f"{model} · serial {serial}" for model, serial in disks)
         if len(identity) > 2:
             label = f"{identity[2]} of {label}"
-        return Device(_key(identity), label, disks, None, None, run_ids, first, last)
+        return Device(_key(identity), label, disks, None, None, runs, first, last, run_ids)
     _, host, target = identity
     return Device(_key(identity), f"{target} on {host} (runs that recorded no disk serial)", (), host, target,
-                  run_ids, first, last)
+                  runs, first, last, run_ids)
 
 
 def _slug(text: str) -> str:

@@ -1,39 +1,17 @@
-"""Every run, grouped in SQL by its host, target and the environment keys that name its disks: the devices pages
-group 10,000 runs from a few such groups (analysis/history.py makes devices of them), not run by run.
+"""Every run, grouped in SQL by its host, target and the environment keys that name its disks (the runs row's
+device_env, migration 11): the devices pages group 100,000 runs from a few such groups (analysis/history.py makes
+devices of them), read from one index, not run by run.
 
 Apart from repository.py (its size limit); the Store is passed in, as to notes.py.
 """
 
 import json
-from dataclasses import dataclass
-
-from disklab.store.dialect import POSTGRESQL, SQLITE, Dialect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 # The environment keys that name a run's disks: env/registry.py's "devices" and device.NAME.model / .serial.
 IDENTITY_KEYS = ("devices", "device.*.model", "device.*.serial")
-
-
-def _identity_where(dialect: Dialect) -> str:
-    """Word for word the WHERE of migration 9's partial index, which SQLite reads only for a query that says the same."""
-    return " OR ".join(dialect.like("key", pattern) for pattern in IDENTITY_KEYS)
-
-
-# The same grouping in each dialect's JSON functions (PostgreSQL groups jsonb: json has no equality).
-_GROUPS = {
-    SQLITE.name: f"""SELECT hostname, target, env, json_group_array(json_array(started_at, id)) AS runs FROM (
-                        SELECT runs.id, runs.started_at, runs.hostname, runs.target,
-                               (SELECT json_group_object(key, json(value_json)) FROM run_env
-                                WHERE run_env.run_id = runs.id AND ({_identity_where(SQLITE)})) AS env
-                        FROM runs)
-                    GROUP BY hostname, target, env""",
-    POSTGRESQL.name: f"""SELECT hostname, target, env::text AS env, json_agg(json_build_array(started_at, id))::text AS runs
-                    FROM (SELECT runs.id, runs.started_at, runs.hostname, runs.target,
-                                 COALESCE((SELECT jsonb_object_agg(key, value_json::jsonb) FROM run_env
-                                           WHERE run_env.run_id = runs.id AND ({_identity_where(POSTGRESQL)})),
-                                          '{{}}'::jsonb) AS env
-                          FROM runs) AS named
-                    GROUP BY hostname, target, env""",
-}
+_GROUP = "hostname, target, device_env"
 
 
 @dataclass(frozen=True)
@@ -42,14 +20,59 @@ class RunGroup:
 
     hostname: str
     target: str
-    env: dict  # the IDENTITY_KEYS of the runs' environment; {} when they recorded none
-    runs: tuple[tuple[str, int], ...]  # (started_at, run id) of each run, oldest first
+    device_env: str  # the IDENTITY_KEYS of the runs' environment as the runs row keeps them; '{}' when none
+    count: int
+    first: str  # when its first and last runs started
+    last: str
+    runs: tuple[tuple[str, int], ...] = field(default=(), compare=False)  # (started_at, id), oldest first; () unread
+
+    @property
+    def env(self) -> dict:
+        return json.loads(self.device_env)
 
 
-def run_groups(store) -> list[RunGroup]:
-    """Every stored run in its group: one read of the runs table and of the identity index."""
+def group_counts(store) -> list[RunGroup]:
+    """Every group, its runs counted but not listed: one pass over the index runs_by_device."""
+    text_order = store.dialect.text_order
     with store.errors():
-        rows = store.conn.execute(_GROUPS[store.dialect.name]).fetchall()
-    return [RunGroup(row["hostname"], row["target"], json.loads(row["env"]),
-                     tuple(sorted((started, run_id) for started, run_id in json.loads(row["runs"]))))
-            for row in rows]
+        rows = store.conn.execute(
+            f"SELECT {_GROUP}, COUNT(*), MIN(started_at{text_order}), MAX(started_at{text_order}) FROM runs "
+            f"GROUP BY {_GROUP}").fetchall()
+    return [RunGroup(*row) for row in rows]
+
+
+def run_groups(store, groups: Iterable[RunGroup] | None = None) -> list[RunGroup]:
+    """The `groups` (every one when None) with their runs listed, read from the index in its order."""
+    conditions, args = "", ()
+    if groups is not None:
+        chosen = list(groups)
+        if not chosen:
+            return []
+        conditions, args = _of(chosen)
+    text_order = store.dialect.text_order
+    with store.errors():
+        rows = store.conn.execute(
+            f"SELECT {_GROUP}, started_at, id FROM runs{conditions} ORDER BY hostname{text_order}, "
+            f"target{text_order}, device_env{text_order}, started_at{text_order}, id", args).fetchall()
+    listed: dict[tuple[str, str, str], list[tuple[str, int]]] = {}
+    for hostname, target, device_env, started_at, run_id in rows:
+        listed.setdefault((hostname, target, device_env), []).append((started_at, run_id))
+    return [RunGroup(*key, len(runs), runs[0][0], runs[-1][0], tuple(runs)) for key, runs in listed.items()]
+
+
+def newest_runs(store, groups: Iterable[RunGroup], limit: int, offset: int = 0) -> list[int]:
+    """The ids of the groups' runs, newest first (by start, then number), `limit` of them after `offset`: a page
+    of a device's history without listing the device's other runs."""
+    conditions, args = _of(list(groups))
+    text_order = store.dialect.text_order
+    with store.errors():
+        rows = store.conn.execute(
+            f"SELECT id FROM runs{conditions} ORDER BY started_at{text_order} DESC, id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset)).fetchall()
+    return [row[0] for row in rows]
+
+
+def _of(groups: list[RunGroup]) -> tuple[str, tuple]:
+    """The WHERE that takes the runs of `groups` (none for no group), and its parameters."""
+    condition = " OR ".join(["(hostname = ? AND target = ? AND device_env = ?)"] * len(groups)) or "FALSE"
+    return f" WHERE {condition}", tuple(v for group in groups for v in (group.hostname, group.target, group.device_env))

@@ -2,7 +2,9 @@
 
 Where the dialects differ: 64-bit integers and doubles where SQLite's INTEGER and REAL are both; identity columns
 for SQLite's rowid keys; a CHECK changed in place where SQLite rebuilds its table (5); LIKE for GLOB (9); a new
-run identity from gen_random_uuid (10). tests/unit/test_store_schema.py compares the two schemas column by column.
+run identity from gen_random_uuid (10); functions and one trigger where SQLite has a trigger per kind of change,
+and jsonb's text for SQLite's json_group_object (11). tests/unit/test_store_schema.py compares the two schemas
+column by column.
 Never edit one that has shipped; add the next, beside migrations.py's.
 """
 
@@ -147,5 +149,30 @@ POSTGRESQL: dict[int, str] = {
         CREATE UNIQUE INDEX runs_by_uid ON runs (uid);
         ALTER TABLE runs ADD COLUMN user_name TEXT;
         ALTER TABLE runs ADD COLUMN origin_json TEXT;
+        """,
+    11: """
+        ALTER TABLE runs ADD COLUMN device_env TEXT NOT NULL DEFAULT '{}';
+        CREATE FUNCTION disklab_device_env(run BIGINT) RETURNS TEXT LANGUAGE sql STABLE AS $$
+            SELECT COALESCE(jsonb_object_agg(key, value_json::jsonb), '{}'::jsonb)::text FROM run_env
+            WHERE run_env.run_id = run
+              AND (key LIKE 'devices' OR key LIKE 'device.%.model' OR key LIKE 'device.%.serial')
+        $$;
+        UPDATE runs SET device_env = disklab_device_env(id);
+        CREATE INDEX runs_by_device ON runs (hostname, target, device_env, started_at, id);
+        CREATE FUNCTION disklab_run_env_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP <> 'DELETE'
+               AND (NEW.key LIKE 'devices' OR NEW.key LIKE 'device.%.model' OR NEW.key LIKE 'device.%.serial') THEN
+                UPDATE runs SET device_env = disklab_device_env(NEW.run_id) WHERE id = NEW.run_id;
+            END IF;
+            IF TG_OP <> 'INSERT'
+               AND (OLD.key LIKE 'devices' OR OLD.key LIKE 'device.%.model' OR OLD.key LIKE 'device.%.serial') THEN
+                UPDATE runs SET device_env = disklab_device_env(OLD.run_id) WHERE id = OLD.run_id;
+            END IF;
+            RETURN NULL;
+        END;
+        $$;
+        CREATE TRIGGER run_env_identity AFTER INSERT OR UPDATE OR DELETE ON run_env
+            FOR EACH ROW EXECUTE FUNCTION disklab_run_env_changed();
         """,
 }

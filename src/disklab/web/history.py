@@ -6,7 +6,9 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from disklab.analysis.compare import METRIC_BY_NAME, Cell, planned_units
-from disklab.analysis.history import Device, Entry, History, TestHistory, device_history, group_devices
+from disklab.analysis.history import (
+    Device, Entry, History, TestHistory, device_groups, device_history, group_devices,
+)
 from disklab.analysis.verdict import BETTER, WITHIN_NOISE, WORSE
 from disklab.report.compare import describe, format_value
 from disklab.report.html.charts import ChartSpec, SeriesSpec, log_scale, y_axis_label
@@ -14,7 +16,7 @@ from disklab.report.html.provenance import runs_footer
 from disklab.report.metrics import better
 from disklab.report.parts import Parts
 from disklab.report.labels import axis_label
-from disklab.store.groups import run_groups
+from disklab.store.groups import RunGroup, group_counts, newest_runs, run_groups
 from disklab.store.records import RunRecord
 from disklab.store.repository import Store
 from disklab.web.links import Links
@@ -29,40 +31,45 @@ CONTEXT_RUNS = 20
 
 
 def store_devices(store: Store, chosen: Collection[int] | None = None) -> tuple[Device, ...]:
-    """Every run's device (or only the `chosen` runs'), from the keys of its environment that name it."""
+    """Every run's device with its runs listed (or only the `chosen` runs'), from the keys of its environment that
+    name it."""
     groups = run_groups(store)
     if chosen is not None:
-        groups = [replace(group, runs=tuple(run for run in group.runs if run[1] in chosen)) for group in groups]
-    return group_devices(group for group in groups if group.runs)
+        groups = [RunGroup(group.hostname, group.target, group.device_env, len(runs), runs[0][0], runs[-1][0], runs)
+                  for group in groups if (runs := tuple(run for run in group.runs if run[1] in chosen))]
+    return group_devices(groups)
 
 
 def devices_page(store: Store, links: Links) -> str:
-    return render_devices_page(store_devices(store), links)
+    """Every device, its runs counted in SQL (one pass over an index), not listed."""
+    return render_devices_page(group_devices(group_counts(store)), links)
 
 
 def device_page(store: Store, key: str, links: Links, page: int = 1, parts: Parts | None = None) -> str:
     """One page of the device's history, newest runs first; raises werkzeug's NotFound for a key no device of the
-    store has, or a page it does not have. `parts` collects the tests whose history could not be drawn."""
+    store has, or a page it does not have. `parts` collects the tests whose history could not be drawn. The device's
+    runs are counted, and only the page's and those just before it are read."""
     from werkzeug.exceptions import NotFound
 
-    device = next((d for d in store_devices(store) if d.key == key), None)
-    if device is None:
+    groups = device_groups(group_counts(store), key)
+    if not groups:
         raise NotFound(f"no device {key!r} in this store: see the devices page for those there are")
-    shown = page_runs(device, page)
-    if not shown:
+    (device,) = group_devices(groups)
+    if not 1 <= page <= history_pages(device):
         raise NotFound(f"device {key!r} has {history_pages(device)} page(s) of history, not {page}")
+    window = newest_runs(store, groups, HISTORY_PAGE_RUNS + CONTEXT_RUNS, (page - 1) * HISTORY_PAGE_RUNS)
+    shown = window[:HISTORY_PAGE_RUNS][::-1]
     records = [store.get_run(run_id) for run_id in shown]
-    history = device_history(device, [*_context(store, device, records), *records])
-    return render_device_page(history, links, page, parts)
+    history = device_history(device, [*_context(store, window[HISTORY_PAGE_RUNS:], records), *records])
+    return render_device_page(history, links, page, parts, shown)
 
 
-def _context(store: Store, device: Device, records: list[RunRecord]) -> list[RunRecord]:
-    """The runs just before the page's `records`, so that the page's first steps are judged against their runs: read
-    newest first until each test of the page has its previous run, or CONTEXT_RUNS were read."""
+def _context(store: Store, before: Sequence[int], records: list[RunRecord]) -> list[RunRecord]:
+    """The runs just before the page's `records` (`before`: their ids, newest first), so that the page's first steps
+    are judged against their runs: read until each test of the page has its previous run, or all of them were."""
     wanted = {key for record in records for key in planned_units(record)}
-    first = device.run_ids.index(records[0].info.id)
     context = []
-    for run_id in reversed(device.run_ids[max(0, first - CONTEXT_RUNS):first]):
+    for run_id in before:
         if not wanted:
             break
         context.append(store.get_run(run_id))
@@ -71,7 +78,7 @@ def _context(store: Store, device: Device, records: list[RunRecord]) -> list[Run
 
 
 def history_pages(device: Device) -> int:
-    return max(1, -(-len(device.run_ids) // HISTORY_PAGE_RUNS))
+    return max(1, -(-device.runs // HISTORY_PAGE_RUNS))
 
 
 def page_runs(device: Device, page: int) -> tuple[int, ...]:
@@ -104,12 +111,14 @@ class RowView:
     changed: tuple[str, ...]  # what differs from the previous run of the test
 
 
-def render_device_page(history: History, links: Links, page: int = 1, parts: Parts | None = None) -> str:
-    """One page of the history: the page's runs, judged against the runs before them that `history` also holds; a
-    test whose history cannot be drawn is named on the page (and in `parts`), the others drawn."""
+def render_device_page(history: History, links: Links, page: int = 1, parts: Parts | None = None,
+                       shown: Collection[int] | None = None) -> str:
+    """One page of the history: the page's runs (`shown`, or page_runs of a device whose runs are listed), judged
+    against the runs before them that `history` also holds; a test whose history cannot be drawn is named on the page
+    (and in `parts`), the others drawn."""
     parts = Parts() if parts is None else parts
     device = history.device
-    shown = set(page_runs(device, page))
+    shown = set(page_runs(device, page) if shown is None else shown)
     tests = [replace(test, entries=tuple(e for e in test.entries if e.run.id in shown)) for test in history.tests]
     disk = " + ".join(dict.fromkeys(model for model, _ in device.disks)) or device.label  # serials stay off images
     paged = history_pages(device) > 1
