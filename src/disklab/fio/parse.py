@@ -10,8 +10,10 @@ refuse malformed output before they store any of it.
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 from disklab.errors import FioError
 from disklab.fio.figures import MAX_COUNT, count_at, float_at, number_at, shown
@@ -354,17 +356,21 @@ def count_slower_than(output: str, direction: str, threshold_ns: float) -> int |
     return sum(count for value, count in bins.items() if value > threshold_ns)
 
 
-def latency_bins(output: str, direction: str) -> dict[float, int] | None:
-    """json+'s completion latency histogram (ns -> I/O count), summed over the document's jobs; None without bins."""
+@lru_cache(maxsize=64)
+def latency_bins(output: str, direction: str) -> Mapping[float, int] | None:
+    """json+'s completion latency histogram (ns -> I/O count), summed over the document's jobs; None without bins.
+    Read only, and kept for the documents read last: a device's history asks for each pass's several times."""
     jobs = _jobs(output)
     bins = [_histogram(job, direction, f"jobs[{index}]") for index, job in enumerate(jobs)]
     if not bins or any(b is None for b in bins):
         return None
+    if len(bins) == 1:
+        return MappingProxyType(bins[0])
     summed: dict[float, int] = {}
     for histogram in bins:
         for value, count in histogram.items():
             summed[value] = summed.get(value, 0) + count
-    return summed
+    return MappingProxyType(summed)
 
 
 @lru_cache(maxsize=8)
@@ -389,7 +395,10 @@ def _histogram(job: dict, direction: str, where: str) -> dict[float, int] | None
         return None
     try:
         histogram = {float(value) * scale: count for value, count in bins.items()}
-        if all(math.isfinite(v) and v >= 0 and type(c) is int and 0 <= c <= MAX_COUNT for v, c in histogram.items()):
+        # Checked a column at a time (a NaN is neither below nor above a bound): a history page reads thousands.
+        values, counts = histogram.keys(), histogram.values()
+        if not histogram or (set(map(type, counts)) == {int} and 0 <= min(counts) and max(counts) <= MAX_COUNT
+                             and all(map(math.isfinite, values)) and min(values) >= 0):
             return histogram
     except (AttributeError, ValueError):  # not an object; a key that is no number
         pass
