@@ -1,6 +1,7 @@
 """What else the machine did beside a test: other processes' CPU and other I/O on the target's disks, from the kernel's
 own counters, and the busy-machine flag that withholds compare's verdict."""
 
+import os
 from pathlib import Path
 
 from disklab.analysis.contention import BUSY_MACHINE, busy_machine, fio_bytes_in_window
@@ -50,6 +51,30 @@ def test_the_kernels_own_threads_are_not_other_work(monkeypatch):
     after = Snapshot(at_s=14.0, busy_ticks=1_600, own_cpu_s=4.0, device_bytes=None, kernel_threads_s=53.0)
     assert contention(before, after, 0).other_cpus == (6.0 - 2.0 - 3.0) / 4
     assert 0 <= kernel_threads_cpu_s() < float("inf")  # this machine's, read from /proc
+
+
+# /proc/PID/stat lines of this VM (2026-11-29): two kernel threads, a process (not one), one whose name has ") ".
+KERNEL_THREAD_STATS = {
+    "14": "14 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0 0 0 0 16356 0 0 20 0 1 0 24 0 0 18446744073709551615 0 0 0 0 0 0 "
+          "0 2147483647 0 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+    "15": "15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0 0 0 62 3883 0 0 20 0 1 0 24 0 0 18446744073709551615 0 0 0 0 0 0 0 "
+          "2147483647 0 1 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+    "1": "1 (process_api) S 0 0 0 0 -1 4194560 363227 634788218 0 44840 2395 20825 4411102 1269152 20 0 14 0 24 "
+         "44650496 2987 18446744073709551615 1 1 0 0 0 0 0 4096 1256 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+    "4242": "4242 (a) 2 (b) S 1 0 0 0 -1 4194560 0 0 0 0 700 800 0 0 20 0 1 0 24 0 0 18446744073709551615 0 0 0 0 0 0 0 "
+            "0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+}
+
+
+def test_the_kernel_threads_cpu_time_sums_those_flagged_kernel_threads(tmp_path, monkeypatch):
+    """utime + stime of the processes whose flags say PF_KTHREAD; one gone since the listing is passed over."""
+    for pid, line in KERNEL_THREAD_STATS.items():
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "stat").write_text(line)
+    (tmp_path / "999").mkdir()  # exited between the listing and the read: no stat any more
+    (tmp_path / "self").mkdir()
+    monkeypatch.setattr("disklab.system.cpu.PROC", tmp_path)
+    assert kernel_threads_cpu_s() == (0 + 16356 + 62 + 3883) / os.sysconf("SC_CLK_TCK")
 
 
 def test_the_busy_machine_flag_names_what_ran_beside_and_withholds_the_verdict():

@@ -136,3 +136,38 @@ def test_the_stage_says_where_a_step_stands_in_its_schedule():
     quick = build_plan(load_suite("quick"))
     repeated = FixedSchedule(quick, repeat=2)
     assert [stage_of(repeated, s, i) for i, s in enumerate(repeated.steps)][::8] == ["", "repeat 2"]
+
+
+def test_a_test_its_flags_and_device_states_land_in_one_commit(tmp_path, monkeypatch):
+    """One sync to disk per test: every write of a test between one BEGIN and its COMMIT, none on its own."""
+    monkeypatch.setattr("disklab.run.execute.busy_machine", lambda seen, job, devices: [("busy-machine", "beside")])
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
+    plan = replace(plan, tests=plan.tests[:3])
+    executor = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 3)
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=3))
+        statements = []
+        store.conn.set_trace_callback(statements.append)
+        execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder(),
+                         observe=lambda: {"rebuild": "idle"})
+        store.conn.set_trace_callback(None)
+        record = store.get_run(run_id)
+        flags = store.conn.execute("SELECT COUNT(*) FROM test_flags WHERE flag = 'busy-machine'").fetchone()[0]
+    writes = [s.split()[0] for s in statements if s.split()[0] in ("BEGIN", "COMMIT", "INSERT")]
+    assert writes == ["BEGIN", "INSERT", "INSERT", "INSERT", "INSERT", "COMMIT"] * 3  # test, metrics, flag, states
+    assert len(record.tests) == 3 and flags == 3
+
+
+def test_a_test_whose_flag_cannot_be_stored_is_not_stored_without_it(tmp_path, monkeypatch):
+    """The test and its flags land together or not at all; the tests before it stay stored."""
+    traps = iter([[], [("device-cache", "the cache answered")]])
+    monkeypatch.setattr("disklab.run.execute.cache_traps", lambda *args: next(traps))
+    plan = resolve_engines(build_plan(load_suite("quick")), lambda wanted: "io_uring")
+    plan = replace(plan, tests=plan.tests[:2])
+    executor = ReplayExecutor([fixture_text("randread-4k-q32.json.json")] * 2)
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(new_run(planned_tests=2))
+        store.conn.execute("CREATE TRIGGER no_flags BEFORE INSERT ON test_flags BEGIN SELECT RAISE(ABORT, 'full'); END")
+        with pytest.raises(Exception, match="full"):
+            execute_schedule(Execution(plan, "/f", "/files", run_id), FixedSchedule(plan), executor, store, Recorder())
+        assert [t.seq for t in store.get_run(run_id).tests] == [0]

@@ -98,17 +98,19 @@ def execute_schedule(
         state_after = observe() if observe else None
         job = single_job(parse_fio_output(fio_run.output), test.label)
         series = parse_logs(fio_run.logs, log_avg_msec(test)) if test.log_interval else ()
-        test_id = store.add_test(
-            execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at, job,
-            series=series, plan_index=step.plan_index, attempt=step.attempt,
-        )
         seen = contention(before, after, fio_bytes_in_window(test, job) + max(0, laid_out))
-        for flag, message in (cache_traps(test, job, env, [(f.step.test, f.job) for f in done])
-                              + busy_machine(seen, job, devices)):
-            store.add_flag(test_id, flag, message)
+        flags = cache_traps(test, job, env, [(f.step.test, f.job) for f in done]) + busy_machine(seen, job, devices)
         if observe:
             states.append({"seq": seq, "label": test.label, "before": state_before, "after": state_after})
-            store.set_run_values("run_outcomes", execution.run_id, {"device_states": states})
+        with store.transaction():  # one commit (one sync to disk) per test, its flags and device states with it
+            test_id = store.add_test(
+                execution.run_id, seq, test.label, test.params(), jobfile, fio_run.output, fio_run.stderr, started_at,
+                job, series=series, plan_index=step.plan_index, attempt=step.attempt,
+            )
+            for flag, message in flags:
+                store.add_flag(test_id, flag, message)
+            if observe:
+                store.set_run_values("run_outcomes", execution.run_id, {"device_states": states})
         done.append(Finished(step, job))
         progress.test_finished(seq, test, job)
     return done

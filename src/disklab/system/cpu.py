@@ -51,17 +51,29 @@ def cpu_use(before: CpuTimes, after: CpuTimes) -> CpuUse:
 
 def kernel_threads_cpu_s() -> float:
     """CPU seconds the kernel's own threads have used so far (the threads alive now). A loop device's reads and
-    writes run in kernel workers on behalf of whoever issued them: up to a whole CPU beside fio on this VM."""
+    writes run in kernel workers on behalf of whoever issued them: up to a whole CPU beside fio on this VM.
+
+    Read twice around every test, of every process on the machine: raw reads of bytes, a third of the time of a
+    text file's (0.64 against 1.7 ms for 85 processes here; a server's thousands of processes cost that many times)."""
     ticks = 0
-    for entry in os.scandir(PROC):
-        if not entry.name.isdigit():
+    for name in os.listdir(PROC):
+        if not name.isdigit():
             continue
         try:
-            stat = (PROC / entry.name / "stat").read_text()
+            stat = _read_bytes(f"{PROC}/{name}/stat")
         except OSError:  # gone since the listing
             continue
         # after "(comm)": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(b")") + 2:].split()
         if int(fields[6]) & PF_KTHREAD:
             ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _read_bytes(path: str) -> bytes:
+    """A /proc file's first 4 KiB in one read (a stat line is a few hundred bytes)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
