@@ -122,7 +122,8 @@ def test_a_sqlite_store_of_schema_7_gains_run_notes_with_its_runs_intact(tmp_pat
         store.conn.execute("DROP TABLE run_notes")
         store.conn.execute("DROP INDEX run_env_identity")  # migration 9's
         store.conn.execute("DROP INDEX runs_by_uid")  # migration 10's, and its columns
-        store.conn.execute("DROP INDEX runs_by_device")  # migration 11's, its triggers and its column
+        for index in ("runs_by_device", "runs_search"):  # migration 11's, its triggers and its column
+            store.conn.execute(f"DROP INDEX {index}")
         for trigger in ("added", "changed", "removed"):
             store.conn.execute(f"DROP TRIGGER run_env_identity_{trigger}")
         for column in ("uid", "user_name", "origin_json", "device_env"):

@@ -34,8 +34,11 @@ SQLITE = Dialect(
     # The next number after every run there is or was (curation.py keeps the deleted ones' numbers).
     next_run_id="1 + max(coalesce((SELECT max(id) FROM runs), 0), coalesce((SELECT max(id) FROM deleted_runs), 0))",
     json_key="CAST(json_extract({column}, '$.{key}') AS TEXT)",
-    # SQLite's LIKE and lower() fold ASCII only; names and models are text in any script (casefold: repository.py).
-    contains="instr(casefold({column}), ?) > 0",
+    # SQLite's LIKE and lower() fold ASCII only, as casefold folds ASCII; text in any other script is folded by
+    # Python's casefold (repository.py), a call for each value that SQLite's own functions spare the ASCII ones.
+    # (Text that is not all ASCII has more bytes than characters.)
+    contains="(instr(lower({column}), ?) > 0 OR (length({column}) < length(CAST({column} AS BLOB)) "
+             "AND instr(casefold({column}), ?) > 0))",
     key_like="{column} GLOB '{pattern}'",
     wildcard="*",
     text_order="",

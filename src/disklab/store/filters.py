@@ -1,6 +1,7 @@
 """Which stored runs a list takes (runs, serve, delete): the filter, its SQL, and the orders a list may take."""
 
 import json
+from fnmatch import fnmatchcase
 from dataclasses import dataclass, replace
 
 from disklab.store.dialect import Dialect
@@ -44,21 +45,14 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
     if where.until is not None:
         conditions.append("runs.started_at < ?")
         args.append(where.until)
-    contains = dialect.contains  # only SQLite searches in SQL (its casefold function, repository.py)
     if where.name is not None:
-        conditions.append(contains.format(column="runs.name"))
-        args.append(where.name.casefold())
-    # A disk under the run's target (env/registry.py's device.NAME.model, a JSON text) whose model holds ?.
-    device_model = (f"EXISTS (SELECT 1 FROM run_env WHERE run_env.run_id = runs.id AND "
-                    f"{dialect.like('run_env.key', 'device.*.model')} AND "
-                    f"instr(casefold(CAST(json_extract(run_env.value_json, '$') AS TEXT)), ?) > 0)")
+        conditions.append(_holds(dialect, "runs.name", args, where.name))
     if where.device is not None:
-        conditions.append(device_model)
-        args.append(where.device.casefold())
+        conditions.append(_holds_model(dialect, args, where.device))
     if where.text is not None:
         columns = ("runs.name", "runs.suite_name", "runs.target", "runs.hostname")
-        conditions.append("(" + " OR ".join([*(contains.format(column=c) for c in columns), device_model]) + ")")
-        args.extend([where.text.casefold()] * (len(columns) + 1))
+        conditions.append("(" + " OR ".join([*(_holds(dialect, c, args, where.text) for c in columns),
+                                             _holds_model(dialect, args, where.text)]) + ")")
     if where.user is not None:
         conditions.append("runs.user_name = ?")
         args.append(where.user)
@@ -72,27 +66,43 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
     return (" WHERE " + " AND ".join(conditions) if conditions else ""), tuple(args)
 
 
+def _holds(dialect: Dialect, column: str, args: list, wanted: str) -> str:
+    """`column` holds `wanted` in any case, in SQL (SQLite's: PostgreSQL's are answered by `searched`); its
+    parameters added to `args`."""
+    condition = dialect.contains.format(column=column)
+    args.extend([wanted.casefold()] * condition.count("?"))
+    return condition
+
+
+def _holds_model(dialect: Dialect, args: list, wanted: str) -> str:
+    """A disk under the run's target (env/registry.py's device.NAME.model, in the runs row's device_env) has a model
+    that holds `wanted`. Only the runs whose device_env might hold it are read as JSON: its text, all ASCII, folded by
+    lower() holds it, or it has other characters (or JSON's escapes) that lower() does not fold."""
+    might = ("(length(runs.device_env) < length(CAST(runs.device_env AS BLOB)) OR instr(runs.device_env, '\\') > 0 "
+             "OR instr(lower(runs.device_env), ?) > 0)")
+    args.append(wanted.casefold())
+    model = _holds(dialect, "CAST(models.value AS TEXT)", args, wanted)
+    return (f"({might} AND EXISTS (SELECT 1 FROM json_each(runs.device_env) AS models "
+            f"WHERE models.key GLOB 'device.*.model' AND {model}))")
+
+
 def searched(where: RunFilter, conn, dialect: Dialect) -> RunFilter:
     """`where` with its searches for text (name, device, text) answered as the run numbers that match: read from the
     runs table and the disks' models, folded by Python's casefold as SQLite's search folds them."""
     if where.name is None and where.device is None and where.text is None:
         return where
-    models: dict[int, list[str]] = {}
-    for run_id, value_json in conn.execute(
-            f"SELECT run_id, value_json FROM run_env WHERE {dialect.like('key', 'device.*.model')}").fetchall():
-        value = json.loads(value_json)
-        models.setdefault(run_id, []).append(value if isinstance(value, str) else value_json)
-
     def holds(texts, wanted: str) -> bool:
         return any(text is not None and wanted.casefold() in text.casefold() for text in texts)
 
     matched = set(where.ids) if where.ids else None
     found = []
-    for run_id, name, suite, target, hostname in conn.execute(
-            "SELECT id, name, suite_name, target, hostname FROM runs").fetchall():
+    for run_id, name, suite, target, hostname, device_env in conn.execute(
+            "SELECT id, name, suite_name, target, hostname, device_env FROM runs").fetchall():
         if matched is not None and run_id not in matched:
             continue
-        disks = models.get(run_id, ())
+        disks = [value if isinstance(value, str) else json.dumps(value)  # as SQLite's CAST(... AS TEXT) reads them
+                 for key, value in json.loads(device_env).items()
+                 if fnmatchcase(key, "device.*.model") and value is not None]
         if ((where.name is None or holds((name,), where.name))
                 and (where.device is None or holds(disks, where.device))
                 and (where.text is None or holds((name, suite, target, hostname, *disks), where.text))):

@@ -230,13 +230,15 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "each run's disks on the runs row",
         # The devices pages group 100,000 runs by host, target and the keys that name their disks: those keys kept
         # on the runs row too (device_env, a JSON object of them in key order; '{}' until the environment names
-        # them), written by triggers whatever writes run_env, so that the groups are read from one index.
+        # them), written by triggers whatever writes run_env, so that the groups are read from one index; and what a
+        # search for text reads of each run (store/filters.py) in an index of its own, narrower than the runs rows.
         """
         ALTER TABLE runs ADD COLUMN device_env TEXT NOT NULL DEFAULT '{}';
         UPDATE runs SET device_env = (SELECT json_group_object(key, json(value_json)) FROM (
             SELECT key, value_json FROM run_env WHERE run_id = runs.id
             AND (key GLOB 'devices' OR key GLOB 'device.*.model' OR key GLOB 'device.*.serial') ORDER BY key));
         CREATE INDEX runs_by_device ON runs (hostname, target, device_env, started_at, id);
+        CREATE INDEX runs_search ON runs (suite_name, hostname, target, name, device_env);
         CREATE TRIGGER run_env_identity_added AFTER INSERT ON run_env
             WHEN (NEW.key GLOB 'devices' OR NEW.key GLOB 'device.*.model' OR NEW.key GLOB 'device.*.serial') BEGIN
             UPDATE runs SET device_env = (SELECT json_group_object(key, json(value_json)) FROM (

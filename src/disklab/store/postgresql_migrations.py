@@ -159,6 +159,7 @@ POSTGRESQL: dict[int, str] = {
         $$;
         UPDATE runs SET device_env = disklab_device_env(id);
         CREATE INDEX runs_by_device ON runs (hostname, target, device_env, started_at, id);
+        CREATE INDEX runs_search ON runs (suite_name, hostname, target, name, device_env);
         CREATE FUNCTION disklab_run_env_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP <> 'DELETE'
