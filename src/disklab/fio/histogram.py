@@ -1,7 +1,8 @@
 """Percentiles of fio's latency histograms (json+ 'bins'), read as fio reads its own: the first bin that reaches each
-share. Shared by the live line (the bins of one status interval) and by hosts/ (bins merged across hosts)."""
+share. Shared by the live line (the bins of one status interval), by hosts/ (bins merged across hosts) and by the
+analysis (passes pooled); and the I/Os slower than a deadline, which reports count."""
 
-from disklab.fio.parse import PERCENTILES
+from disklab.fio.parse import PERCENTILES, latency_bins
 
 
 def histogram_percentile(bins: dict[float, int], share: float) -> float | None:
@@ -29,3 +30,11 @@ def histogram_percentiles(bins: dict[float, int]) -> dict[str, float]:
         if next_wanted == len(wanted):
             break
     return {ours: found[ours] for ours in PERCENTILES.values() if ours in found}
+
+
+def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
+    """I/Os whose completion took longer than a deadline, from json+ latency bins (None without bins)."""
+    bins = latency_bins(output, direction)
+    if bins is None:
+        return None
+    return sum(count for value, count in bins.items() if value > threshold_ns)

@@ -348,14 +348,6 @@ def _sync(where: str, sync: dict, write: DirectionMetrics) -> DirectionMetrics:
     )
 
 
-def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
-    """I/Os whose completion took longer than a deadline, from json+ latency bins (None without bins)."""
-    bins = latency_bins(output, direction)
-    if bins is None:
-        return None
-    return sum(count for value, count in bins.items() if value > threshold_ns)
-
-
 @lru_cache(maxsize=64)
 def latency_bins(output: str, direction: str) -> Mapping[float, int] | None:
     """json+'s completion latency histogram (ns -> I/O count), summed over the document's jobs; None without bins.
@@ -364,8 +356,6 @@ def latency_bins(output: str, direction: str) -> Mapping[float, int] | None:
     bins = [_histogram(job, direction, f"jobs[{index}]") for index, job in enumerate(jobs)]
     if not bins or any(b is None for b in bins):
         return None
-    if len(bins) == 1:
-        return MappingProxyType(bins[0])
     summed: dict[float, int] = {}
     for histogram in bins:
         for value, count in histogram.items():
@@ -395,8 +385,7 @@ def _histogram(job: dict, direction: str, where: str) -> dict[float, int] | None
         return None
     try:
         histogram = {float(value) * scale: count for value, count in bins.items()}
-        # Checked a column at a time (a NaN is neither below nor above a bound): a history page reads thousands.
-        values, counts = histogram.keys(), histogram.values()
+        values, counts = histogram.keys(), histogram.values()  # checked a column at a time: pages read thousands
         if not histogram or (set(map(type, counts)) == {int} and 0 <= min(counts) and max(counts) <= MAX_COUNT
                              and all(map(math.isfinite, values)) and min(values) >= 0):
             return histogram

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from disklab.analysis.repeats import TAIL_IOS, pooled_lat_mean_ns, pooled_percentiles
-from disklab.fio.parse import DIRECTIONS, DirectionMetrics, count_slower_than
+from disklab.fio.histogram import count_slower_than
+from disklab.fio.parse import DIRECTIONS, DirectionMetrics
 from disklab.report.table import format_us
 from disklab.store.records import StoredTest
 
