@@ -78,11 +78,23 @@ class Store:
     @contextmanager
     def transaction(self):
         """Everything inside lands together or not at all, nested ones with the outermost (an import's whole run)."""
+        with self._within(self.dialect.begin):
+            yield
+
+    @contextmanager
+    def snapshot(self):
+        """Reads inside see the store as it was at the first of them, while other processes write to it."""
+        with self._within(self.dialect.snapshot):
+            yield
+
+    @contextmanager
+    def _within(self, begin: str):
+        """A transaction begun by `begin`, or the one already begun."""
         if self.conn.in_transaction:
             yield
             return
         with self.errors():
-            self.conn.execute(self.dialect.begin)
+            self.conn.execute(begin)
             try:
                 yield
                 self.conn.execute("COMMIT")
@@ -258,21 +270,6 @@ class Store:
             batches = self.conn.batches(sql, args) if self.path is None else _batches(self.conn.execute(sql, args))
             for rows in batches:
                 yield from map(run_info, rows)
-
-    @contextmanager
-    def snapshot(self):
-        """Reads inside see the store as it was at the first of them, while other processes write to it."""
-        if self.conn.in_transaction:
-            yield
-            return
-        with self.errors():
-            self.conn.execute(self.dialect.snapshot)
-        try:
-            yield
-        finally:
-            with self.errors():
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
 
     def _runs_query(self, where: RunFilter, order: str) -> tuple[str, tuple]:
         clause, args = self._where(where)
