@@ -30,7 +30,7 @@ import shutil
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.store.filters import RunFilter
@@ -155,15 +155,16 @@ def _carry_over(old: Path, new: Path, published: Collection[str]) -> None:
     """The entries of `old` that no publish wrote, hard-linked into `new` (a link as the link itself, never
     followed); a name the new site has, or a publish wrote or made a folder of, is the site's, and an entry removed
     meanwhile is not carried."""
-    ours = published | {parent.as_posix() for name in published for parent in PurePosixPath(name).parents}
+    ours = _with_folders(published)
     # A link to a folder is listed in `folders` and not entered; a folder that cannot be read stops the publish
-    # (its files would go with the old folder).
+    # (its files would go with the old folder). Names are joined as strings: a site holds ~50 files a run.
     for root, folders, files in os.walk(old, onerror=_unless_gone):
         here = Path(root)
-        base = here.relative_to(old)
-        links = [name for name in folders if (here / name).is_symlink()]
+        base = os.path.relpath(root, old)
+        prefix = "" if base == "." else f"{base}/"
+        links = [name for name in folders if os.path.islink(os.path.join(root, name))]
         for name in (*files, *links):
-            if (base / name).as_posix() in ours or os.path.lexists(new / base / name):
+            if prefix + name in ours or os.path.lexists(new / base / name):
                 continue
             try:
                 (new / base).mkdir(parents=True, exist_ok=True)
@@ -171,8 +172,19 @@ def _carry_over(old: Path, new: Path, published: Collection[str]) -> None:
             except (FileNotFoundError, FileExistsError, NotADirectoryError):
                 continue
         for name in folders:  # an empty folder of the lab's own
-            if name not in links and (base / name).as_posix() not in ours and not any((here / name).iterdir()):
+            if name not in links and prefix + name not in ours and not any((here / name).iterdir()):
                 (new / base / name).mkdir(parents=True, exist_ok=True)
+
+
+def _with_folders(names: Collection[str]) -> set[str]:
+    """The names, and every folder they are in."""
+    kept = set(names)
+    for name in names:
+        folder = name.rpartition("/")[0]
+        while folder and folder not in kept:
+            kept.add(folder)
+            folder = folder.rpartition("/")[0]
+    return kept
 
 
 def _unless_gone(exc: OSError) -> None:
