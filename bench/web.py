@@ -15,7 +15,10 @@ goes first, to fill the caches. min / median / max over the rounds, in seconds, 
 
 --publish publishes the store into a new folder under /var/tmp (removed after) in this process, timing each page's
 renderer (a run's page, a comparison, a device's history page ...): min / median / max per kind, and the whole publish
-(reading, rendering, every file written) divided by the pages it wrote.
+(reading, rendering, every file written) divided by the pages it wrote. Then it times publishing one new run into
+the published site, --rounds times: the first publish leaves the store's newest runs out (--exclude, one a round),
+and each round publishes again with one of them more, as if it had just been stored (the store is only read); and
+a --full publish of the same site beside it.
 """
 
 import argparse
@@ -92,8 +95,8 @@ def device_pages(base: str) -> dict[str, str]:
     with urllib.request.urlopen(base + "/devices", timeout=600) as response:
         html = response.read().decode()
     address = "/devices/" + re.search(rf'data-device-key="([^"]*{serial}[^"]*)"', html).group(1)
-    with urllib.request.urlopen(base + address, timeout=600) as response:
-        pages = int(re.search(r"page 1 of ([\d,]+)", response.read().decode()).group(1).replace(",", ""))
+    with urllib.request.urlopen(base + address, timeout=600) as response:  # the newest page links the one before
+        pages = int(re.search(r'id="older" href="[^"]*\?page=(\d+)"', response.read().decode()).group(1)) + 1
     return {"device page": address, f"device page {pages // 2} of {pages}": f"{address}?page={pages // 2}"}
 
 
@@ -106,7 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     store = cached_lab_store(args.runs)
     if args.publish:
-        publishing(store, args.runs)
+        publishing(store, args.runs, args.rounds)
         return
     to_time = pages(store)
     http: dict[str, list[float]] = {}
@@ -137,10 +140,12 @@ def main() -> None:
     print(f"device page: {to_time['device page']}; in Chromium: until the load event (Navigation Timing)")
 
 
-def publishing(store: Path, runs: int) -> None:
-    """Publish the store once, timing each page's renderer; then the whole publish per page written."""
-    import disklab.web.publish as publish
+def publishing(store: Path, runs: int, rounds: int) -> None:
+    """Publish the store once, timing each page's renderer; then the whole publish per page written; then one new
+    run published into the site, `rounds` times, and the site published again with --full."""
+    import disklab.web.publish_pages as pages_module
     from disklab.store.repository import Store
+    from disklab.web.publish import publish
 
     renderers = ("render_run_page", "render_compare_page", "render_device_page", "render_devices_page", "_index")
     times: dict[str, list[float]] = {name: [] for name in renderers}
@@ -153,23 +158,39 @@ def publishing(store: Path, runs: int) -> None:
             return html
         return timing
 
+    originals = {name: getattr(pages_module, name) for name in renderers}
     for name in renderers:
-        setattr(publish, name, timed(name, getattr(publish, name)))
+        setattr(pages_module, name, timed(name, originals[name]))
     scratch = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    site_folder = scratch / "site"
     try:
-        started = time.monotonic()
         with Store(store, read_only=True) as opened:
-            site = publish.publish(opened, scratch / "site")
-        total = time.monotonic() - started
+            newest = [info.id for info in opened.list_runs(rounds)][::-1]  # oldest of them first
+            started = time.monotonic()
+            site = publish(opened, site_folder, excluded=newest)
+            total = time.monotonic() - started
+            for name in renderers:
+                setattr(pages_module, name, originals[name])
+            incremental = []
+            for n in range(1, rounds + 1):
+                started = time.monotonic()
+                added = publish(opened, site_folder, excluded=newest[n:])
+                incremental.append(time.monotonic() - started)
+            started = time.monotonic()
+            publish(opened, site_folder, full=True)
+            full = time.monotonic() - started
     finally:
         shutil.rmtree(scratch)
     pages = sum(len(seconds) for seconds in times.values())
-    print(f"publish of {runs:,} runs ({site.runs:,} run pages, {site.comparisons:,} comparisons, {site.devices} "
+    print(f"publish of {site.runs:,} runs ({site.runs:,} run pages, {site.comparisons:,} comparisons, {site.devices} "
           f"devices; {site.files:,} files): {total:,.1f} s, {pages:,} pages, {total / pages:.3f} s a page")
     print(f"{'page (its renderer)':<28} {'pages':>6} {'min':>6} {'median':>7} {'max':>6}")
     for name, seconds in times.items():
         print(f"{name:<28} {len(seconds):6,} {min(seconds):6.3f} {statistics.median(seconds):7.3f} "
               f"{max(seconds):6.3f}")
+    print(f"one new run published into the site of the runs before it ({rounds} rounds, up to {added.runs:,} runs, "
+          f"{added.files:,} files): {min(incremental):.2f} / {statistics.median(incremental):.2f} / "
+          f"{max(incremental):.2f} s (min / median / max); the same site with --full: {full:.1f} s")
 
 
 def browsing(base: str, in_browser: dict[str, str]):

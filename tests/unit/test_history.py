@@ -206,8 +206,10 @@ def test_the_device_page_marks_the_change_point_and_an_unknown_key_is_not_found(
     assert '<svg' in html and "change points (beyond noise): run 3" in html
 
 
-def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_against_the_run_before(tmp_path,
-                                                                                                      monkeypatch):
+def test_a_long_history_is_paged_from_the_oldest_run_and_a_page_judges_its_first_step_against_the_run_before(
+        tmp_path, monkeypatch):
+    """Pages are counted from the oldest run, the newest page holding the runs short of a page too: a new run changes
+    the newest page only (a published site rewrites one page of the history)."""
     from werkzeug.exceptions import NotFound
 
     from disklab.web import history
@@ -220,22 +222,23 @@ def test_a_long_history_is_paged_newest_first_and_a_page_judges_its_first_step_a
                                                 (1480, "2.2")), start=1):
             run_at(store, day, around(iops), disk_env(firmware))
         (device,) = history.store_devices(store)
-        pages = [history.device_page(store, device.key, ServerLinks(), page) for page in (1, 2, 3)]
+        pages = [history.device_page(store, device.key, ServerLinks(), page) for page in (None, 1, 2)]
         with pytest.raises(NotFound):
-            history.device_page(store, device.key, ServerLinks(), 4)
+            history.device_page(store, device.key, ServerLinks(), 3)
 
     def rows(html):
         table = html[html.index('<table class="history">'):].split("</table>")[0]
         return [int(n) for n in re.findall(r'<tr data-run-id="(\d+)"', table)]
 
-    assert [rows(html) for html in pages] == [[4, 5], [2, 3], [1]]  # each page oldest first within it
+    assert [rows(html) for html in pages] == [[3, 4, 5], [1, 2], [3, 4, 5]]  # each page oldest first within it
     assert "IOPS of each run of this test on this device on this page, oldest first" in pages[0], "the chart's caption"
-    assert 'id="older" href="/devices/' in pages[0] and 'id="newer"' not in pages[0]
-    assert '?page=3"' in pages[1] and '?page=1"' not in pages[1] and 'href="/devices/' + device.key + '"' in pages[1]
-    # Page 2's first run (run 2) is judged against run 1, read from page 3 as context; run 3's firmware step is there.
-    assert "changed since run 2: sda: firmware: 2.1 -&gt; 2.2" in pages[1]
-    assert "compare with run 1" in pages[1] and "first run of this test" in pages[2]
-    assert StaticLinks(1).device(device.key, 2) == f"../devices/{device.key}-2.html"
+    assert f'id="older" href="/devices/{device.key}?page=1"' in pages[0] and 'id="newer"' not in pages[0]
+    assert f'id="newer" href="/devices/{device.key}"' in pages[1] and 'id="older"' not in pages[1]
+    # The newest page's first run (run 3) is judged against run 2, read from page 1 as context: the firmware step.
+    assert "changed since run 2: sda: firmware: 2.1 -&gt; 2.2" in pages[0]
+    assert "compare with run 2" in pages[0] and "first run of this test" in pages[1]
+    assert StaticLinks(1).device(device.key, 1) == f"../devices/{device.key}-1.html"
+    assert StaticLinks(1).device(device.key) == f"../devices/{device.key}.html"
 
 
 def test_a_page_of_a_device_on_several_hosts_reads_the_same_runs_as_its_whole_listing(store_location, monkeypatch):
@@ -248,21 +251,22 @@ def test_a_page_of_a_device_on_several_hosts_reads_the_same_runs_as_its_whole_li
     monkeypatch.setattr(history, "CONTEXT_RUNS", 2)
     places = [("lab-a", "/mnt/x"), ("lab-b", "/mnt/y"), ("lab-a", "/dev/sdb")]
     with Store(store_location) as store:
-        for n, day in enumerate((3, 1, 4, 1, 5, 9, 2, 6)):
+        for n, day in enumerate((3, 1, 4, 1, 5, 9, 2, 6, 7)):
             host, target = places[n % 3]
             run_at(store, day, around(1000 + n), disk_env(), hostname=host, target=target)
         (device,) = history.store_devices(store)
-        assert len(device.run_ids) == device.runs == 8
+        assert len(device.run_ids) == device.runs == 9
         served = [history.device_page(store, device.key, ServerLinks(), page) for page in (1, 2, 3, 4)]
+        assert history.device_page(store, device.key, ServerLinks()) == served[-1]  # the newest, of 3 runs
 
     def rows(html):
         table = html[html.index('<table class="history">'):].split("</table>")[0]
         return [int(n) for n in re.findall(r'<tr data-run-id="(\d+)"', table)]
 
-    assert device.run_ids == (2, 4, 7, 1, 3, 5, 8, 6)  # by start, then number
-    assert [rows(html) for html in served] == [[8, 6], [3, 5], [7, 1], [2, 4]]
+    assert device.run_ids == (2, 4, 7, 1, 3, 5, 8, 9, 6)  # by start, then number
+    assert [rows(html) for html in served] == [[2, 4], [7, 1], [3, 5], [8, 9, 6]]  # counted from the oldest
     assert [rows(html) for html in served] == [list(history.page_runs(device, page)) for page in (1, 2, 3, 4)]
-    assert "compare with run 1" in served[1] and "first run of this test" in served[3]  # run 1: on page 3
+    assert "compare with run 1" in served[2] and "first run of this test" in served[0]  # run 1: on page 2
 
 
 def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_page_before(tmp_path, monkeypatch):
@@ -276,7 +280,7 @@ def test_a_page_of_single_pass_runs_renders_its_first_step_against_a_run_on_the_
         for day, iops in enumerate((1701, 4051, 1900, 3900), start=1):
             run_at(store, day, [iops], disk_env())
         (device,) = history.store_devices(store)
-        newest = history.device_page(store, device.key, ServerLinks(), 1)
+        newest = history.device_page(store, device.key, ServerLinks())
     titles = re.findall(r'<td class="figure verdict-no-verdict" title="([^"]*)">', newest)
     assert titles and "read IOPS: run 2 -&gt; 1,900 (0.47x, no verdict; single runs" in titles[0]
     assert "change-point" not in newest.split('<table class="history">')[1]
@@ -292,11 +296,11 @@ def test_a_device_of_more_runs_than_a_page_publishes_and_serves_every_page_of_it
     from disklab.web.app import WebApp
     from disklab.web.history import HISTORY_PAGE_RUNS, store_devices
 
-    runs = HISTORY_PAGE_RUNS + HISTORY_PAGE_RUNS // 2  # two pages
+    runs = 2 * HISTORY_PAGE_RUNS + HISTORY_PAGE_RUNS // 2  # two pages, the newest holding the runs short of a page
     db = tmp_path / "results.db"
     with Store(db) as store:
         for n in range(1, runs + 1):
-            newer = n > runs - HISTORY_PAGE_RUNS  # the newest page's first run moves its figures: a change point
+            newer = n > HISTORY_PAGE_RUNS  # the newest page's first run moves its figures: a change point
             tests = [("4k random read", {}, [job(v) for v in around(1500 if newer else 1000)]),
                      ("4k random read QD4", {"iodepth": 4}, [job(500 + n % 7 * 50)])]  # single runs: no verdict
             stored_run(store, tests, disk_env("2.2" if newer else "2.1"),
@@ -309,13 +313,13 @@ def test_a_device_of_more_runs_than_a_page_publishes_and_serves_every_page_of_it
     assert result.exit_code == 0, result.output
     assert f"published {runs} runs, 1 device" in result.output
     static = [(site / "devices" / f"{device.key}.html").read_text(),
-              (site / "devices" / f"{device.key}-2.html").read_text()]
-    assert not (site / "devices" / f"{device.key}-3.html").exists()
+              (site / "devices" / f"{device.key}-1.html").read_text()]
+    assert not (site / "devices" / f"{device.key}-2.html").exists()
 
     client = Client(WebApp(db))
-    served = [client.get(f"/devices/{device.key}?page={page}") for page in (1, 2, 3)]
+    served = [client.get(f"/devices/{device.key}{query}") for query in ("", "?page=1", "?page=3")]
     assert [answer.status_code for answer in served] == [200, 200, 404]
-    first = runs - HISTORY_PAGE_RUNS + 1
+    first = HISTORY_PAGE_RUNS + 1
     for html in (static[0], served[0].get_data(as_text=True)):
         assert html.count('<table class="history">') == 2
         assert f"-&gt; 1,500 ±2.5 % (1.50x, better; t-test, tolerance 10 %) · changed since run {first - 1}: " \
@@ -327,29 +331,32 @@ def test_a_device_of_more_runs_than_a_page_publishes_and_serves_every_page_of_it
 
 def test_a_page_says_which_runs_it_holds_of_the_device_total_and_judges_a_test_whose_previous_run_is_further_back(
         tmp_path, monkeypatch):
-    """Runs alternate two tests; the page of the newest run reads the runs before it until its test has its previous
-    run (two back), and says that its chart and table hold this page's runs of the device's five."""
+    """The newest page's runs are of one test; it reads the runs before it until that test has its previous run
+    (two back), and says that its chart and table hold this page's runs of the device's six; an older page says
+    which of the device's runs it holds, and nothing that a new run would change."""
     from disklab.web import history
     from disklab.web.links import ServerLinks
 
     monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
     read = []
     with Store(tmp_path / "results.db") as store:
-        for day, (iops, qd) in enumerate(((1000, 1), (500, 4), (1010, 1), (510, 4), (1500, 1)), start=1):
+        for day, (iops, qd) in enumerate(((1000, 1), (500, 4), (1010, 1), (510, 4), (1500, 1), (1490, 1)), start=1):
             run_at(store, day, around(iops), disk_env(), tests=[(f"QD{qd}", {"iodepth": qd}, [job(v) for v in
                                                                                           around(iops)])])
         (device,) = history.store_devices(store)
         monkeypatch.setattr(store, "get_run", lambda run_id, get=store.get_run: read.append(run_id) or get(run_id))
-        newest = history.device_page(store, device.key, ServerLinks(), 1)
-        last = history.device_page(store, device.key, ServerLinks(), 3)
-    assert read[:3] == [4, 5, 3], "the page's runs, then back to run 3, the previous run of run 5's test; not run 2"
-    assert "5 runs from 2026-01-01T10:00:00+00:00 to 2026-01-05T10:00:00+00:00 (UTC) · page 1 of 3, the 2 runs " \
-           "from 2026-01-04T10:00:00+00:00 to 2026-01-05T10:00:00+00:00" in newest
-    assert "run 3 -&gt; 1,500" in newest and "compare with run 3" in newest and "compare with run 2" in newest
+        newest = history.device_page(store, device.key, ServerLinks())
+        oldest = history.device_page(store, device.key, ServerLinks(), 1)
+    assert read[:4] == [5, 6, 4, 3], "the page's runs, then back to run 3, the previous run of their test; not run 2"
+    assert "6 runs from 2026-01-01T10:00:00+00:00 to 2026-01-06T10:00:00+00:00 (UTC) · this page: the newest 2 runs, " \
+           "from 2026-01-05T10:00:00+00:00 to 2026-01-06T10:00:00+00:00" in newest
+    assert "run 3 -&gt; 1,500" in newest and "compare with run 3" in newest and "compare with run 5" in newest
     runs_table = newest[newest.index('id="runs-of-device"'):]
-    assert re.findall(r'<tr data-run-id="(\d+)"', runs_table) == ["5", "4"], "this page's runs, newest first"
+    assert re.findall(r'<tr data-run-id="(\d+)"', runs_table) == ["6", "5"], "this page's runs, newest first"
     assert "Runs of this device on this page" in newest
-    assert "page 3 of 3, the 1 run from 2026-01-01T10:00:00+00:00" in last and "first run of this test" in last
+    assert "page 1, oldest first: the device's runs 1 to 2, from 2026-01-01T10:00:00+00:00 to " \
+           "2026-01-02T10:00:00+00:00 (UTC)" in oldest and "first run of this test" in oldest
+    assert "6 runs" not in oldest and "2026-01-06" not in oldest, "an older page holds nothing of newer runs"
 
 
 def test_two_arrays_of_the_same_disks_are_two_devices_and_the_disks_alone_a_third(store):

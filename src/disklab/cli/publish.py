@@ -18,7 +18,8 @@ from disklab.system.signals import interrupt_on_termination
 @click.command(epilog=examples(
     "disklab publish -o site/                      # every run, device history and linked comparison",
     "disklab publish -o site/ --suite quick --since 30d --exclude 12 --exclude series:40",
-    "disklab publish -o /srv/www/lab --db lab.db   # another store"))
+    "disklab publish -o /srv/www/lab --db lab.db   # another store",
+    "disklab publish -o site/ --full               # every page drawn again, none carried over"))
 @click.option("--output", "-o", required=True, type=click.Path(path_type=Path), metavar="DIR",
               help="Folder to write the site into: new, empty, or one an earlier publish wrote (it is replaced whole); "
                    "a link to a folder is followed once and stays a link.")
@@ -27,12 +28,18 @@ from disklab.system.signals import interrupt_on_termination
 @run_filter_options
 @click.option("--exclude", "excluded", multiple=True, metavar="RUN", shell_complete=complete_run,
               help="Leave this run out (a number, 'last', 'last~N' or series:RUN); repeatable.")
+@click.option("--full", is_flag=True,
+              help="Draw every page again; by default a folder an earlier publish wrote keeps the pages of what did "
+                   "not change.")
 @click.pass_context
-def publish(ctx, output, db, where, excluded):
+def publish(ctx, output, db, where, excluded, full):
     """Write the stored runs (every run, or those the filters take), their devices' histories and the comparisons
     those link to as static HTML into DIR (index.html); links are relative, so the folder works from a file system
     and from any web server. The site is written beside DIR and swapped in whole: a reader, or a kill, finds the
     previous site or the new one. Nothing is written to the store.
+
+    Into a folder an earlier publish wrote, only the pages of what changed are drawn (the runs, pages of device
+    history and comparisons whose runs changed, and the two lists); the others are carried over as they are.
 
     A run, history or comparison that cannot be drawn whole (a bug in disklab) is published as far as it can be,
     its page saying what is missing; each is named on stderr and the exit status is 1."""
@@ -43,7 +50,7 @@ def publish(ctx, output, db, where, excluded):
     # SIGTERM and SIGHUP as Ctrl-C: the new site in the making is removed, and the previous one stays.
     with Store(location, read_only=True) as store, interrupt_on_termination():
         left_out = resolve_refs(store, excluded)
-        site = write_site(store, output, where, left_out)
+        site = write_site(store, output, where, left_out, full)
     click.echo(f"published {site.runs:,} run{'s' * (site.runs != 1)}, {site.devices:,} device"
                f"{'s' * (site.devices != 1)} and {site.comparisons:,} comparison{'s' * (site.comparisons != 1)} "
                f"({site.files:,} files) to {output / 'index.html'}")

@@ -44,3 +44,12 @@ def run_notes(store, run_id: int) -> tuple[Note, ...]:
 def _check_run(store, run_id: int) -> None:
     if store.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
         raise UserError(f"there is no run {run_id} in {store.name}")
+
+
+def all_notes(store) -> dict[int, tuple[Note, ...]]:
+    """Every run's notes in one read (a run without notes is not there): `publish` tells by them what changed."""
+    notes: dict[int, list[Note]] = {}
+    with store.errors():
+        for row in store.conn.execute("SELECT run_id, text, added_at FROM run_notes ORDER BY id"):
+            notes.setdefault(row["run_id"], []).append(Note(row["text"], row["added_at"]))
+    return {run_id: tuple(kept) for run_id, kept in notes.items()}

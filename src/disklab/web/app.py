@@ -142,7 +142,8 @@ class WebApp:
         from disklab.web.history import device_page
 
         parts = Parts()
-        return _html(device_page(store, key, self.links, page_number(request.args), parts), request, parts)
+        page = page_number(request.args) if request.args.get("page") else None  # none: the newest
+        return _html(device_page(store, key, self.links, page, parts), request, parts)
 
 
 def runs_query(args: MultiDict) -> tuple[RunFilter, str, int, dict[str, str]]:

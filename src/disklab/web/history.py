@@ -1,7 +1,7 @@
 """The devices pages: every device the store has runs of (/devices), and one device's history (/devices/KEY), each
 test's figures run after run with the change points marked. analysis/history.py decides; this lays it out."""
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -23,8 +23,10 @@ from disklab.web.links import Links
 from disklab.web.pages import render_template
 
 MAX_TICKS = 12  # run labels on a chart's x axis; more would overlap, so every k-th run is labelled
-# A device's history is paged, newest runs first: a page judges and draws this many runs whatever the device's
-# total (a device with 2,582 runs took 9 s and 17 MB as one page, 1.3 s and 1.4 MB a page of 200; bench/web.py).
+# A device's history is paged: a page judges and draws this many runs whatever the device's total (a device with
+# 2,582 runs took 9 s and 17 MB as one page, 1.3 s and 1.4 MB a page of 200; bench/web.py). Pages are counted from
+# the oldest run and the newest page also holds the runs short of a page, so that a new run changes the newest page
+# only: a bookmark of page 3 keeps its runs, and `publish` rewrites one page of a device's history, not all of them.
 HISTORY_PAGE_RUNS = 20
 # Runs before a page read as the baseline of its first steps: a test missing from all of them starts the page unjudged.
 CONTEXT_RUNS = 20
@@ -45,48 +47,81 @@ def devices_page(store: Store, links: Links) -> str:
     return render_devices_page(group_devices(group_counts(store)), links)
 
 
-def device_page(store: Store, key: str, links: Links, page: int = 1, parts: Parts | None = None) -> str:
-    """One page of the device's history, newest runs first; raises werkzeug's NotFound for a key no device of the
+def device_page(store: Store, key: str, links: Links, page: int | None = None, parts: Parts | None = None) -> str:
+    """One page of the device's history (None: its newest); raises werkzeug's NotFound for a key no device of the
     store has, or a page it does not have. `parts` collects the tests whose history could not be drawn. The device's
-    runs are counted, and only the page's and those just before it are read."""
+    runs are counted, and only the page's and those just before it are read (store/groups.py newest_runs)."""
     from werkzeug.exceptions import NotFound
 
     groups = device_groups(group_counts(store), key)
     if not groups:
         raise NotFound(f"no device {key!r} in this store: see the devices page for those there are")
     (device,) = group_devices(groups)
+    page = history_pages(device) if page is None else page
     if not 1 <= page <= history_pages(device):
         raise NotFound(f"device {key!r} has {history_pages(device)} page(s) of history, not {page}")
-    window = newest_runs(store, groups, HISTORY_PAGE_RUNS + CONTEXT_RUNS, (page - 1) * HISTORY_PAGE_RUNS)
-    shown = window[:HISTORY_PAGE_RUNS][::-1]
+    start, end = page_span(device, page)
+    window = newest_runs(store, groups, end - start + CONTEXT_RUNS, device.runs - end)  # newest first
+    shown = window[:end - start][::-1]
     records = [store.get_run(run_id) for run_id in shown]
-    history = device_history(device, [*_context(store, window[HISTORY_PAGE_RUNS:], records), *records])
+    history = device_history(device, [*_context(window[end - start:], records, store.get_run), *records])
     return render_device_page(history, links, page, parts, shown)
 
 
-def _context(store: Store, before: Sequence[int], records: list[RunRecord]) -> list[RunRecord]:
+def page_history(device: Device, page: int, read: Callable[[int], RunRecord | None]) -> History:
+    """The history of one page's runs of a device whose runs are listed, judged against the runs just before them
+    (`read`: a run's record by its id, None for a run that cannot be read, which the history leaves out)."""
+    records = [record for run_id in page_runs(device, page) if (record := read(run_id)) is not None]
+    return device_history(device, [*_context(context_runs(device, page)[::-1], records, read), *records])
+
+
+def context_runs(device: Device, page: int) -> tuple[int, ...]:
+    """The runs before the page that its history may read as the baseline of its first steps, oldest first."""
+    first, _ = page_span(device, page)
+    return device.run_ids[max(0, first - CONTEXT_RUNS):first]
+
+
+def _context(before: Sequence[int], records: list[RunRecord],
+             read: Callable[[int], RunRecord | None]) -> list[RunRecord]:
     """The runs just before the page's `records` (`before`: their ids, newest first), so that the page's first steps
     are judged against their runs: read until each test of the page has its previous run, or all of them were."""
+    if not records:
+        return []
     wanted = {key for record in records for key in planned_units(record)}
     context = []
     for run_id in before:
         if not wanted:
             break
-        context.append(store.get_run(run_id))
-        wanted -= planned_units(context[-1]).keys()
+        if (record := read(run_id)) is not None:
+            context.append(record)
+            wanted -= planned_units(record).keys()
     return context[::-1]
 
 
 def history_pages(device: Device) -> int:
-    return max(1, -(-device.runs // HISTORY_PAGE_RUNS))
+    return max(1, device.runs // HISTORY_PAGE_RUNS)
+
+
+def page_span(device: Device, page: int) -> tuple[int, int]:
+    """Where the page's runs are among the device's, oldest first: page 1 holds the oldest HISTORY_PAGE_RUNS, each
+    page the next ones, and the newest page (history_pages) the rest, up to twice as many less one."""
+    start = (page - 1) * HISTORY_PAGE_RUNS
+    return start, device.runs if page == history_pages(device) else start + HISTORY_PAGE_RUNS
 
 
 def page_runs(device: Device, page: int) -> tuple[int, ...]:
-    """The run ids of one page (1 = the newest HISTORY_PAGE_RUNS), oldest first, as device.run_ids holds them."""
+    """The run ids of one page (page_span) of a device whose runs are listed, oldest first."""
     if not 1 <= page <= history_pages(device):
         return ()
-    end = len(device.run_ids) - (page - 1) * HISTORY_PAGE_RUNS
-    return device.run_ids[max(0, end - HISTORY_PAGE_RUNS):end]
+    start, end = page_span(device, page)
+    return device.run_ids[start:end]
+
+
+def page_pairs(history: History, page: int) -> set[tuple[int, int]]:
+    """The (previous, run) comparisons a page links to: each step of each test to a run of the page."""
+    shown = set(page_runs(history.device, page))
+    return {(e.previous.id, e.run.id) for test in history.tests for e in test.entries
+            if e.previous is not None and e.run.id in shown}
 
 
 def render_devices_page(devices: Sequence[Device], links: Links) -> str:
@@ -111,11 +146,12 @@ class RowView:
     changed: tuple[str, ...]  # what differs from the previous run of the test
 
 
-def render_device_page(history: History, links: Links, page: int = 1, parts: Parts | None = None,
+def render_device_page(history: History, links: Links, page: int, parts: Parts | None = None,
                        shown: Collection[int] | None = None) -> str:
     """One page of the history: the page's runs (`shown`, or page_runs of a device whose runs are listed), judged
     against the runs before them that `history` also holds; a test whose history cannot be drawn is named on the page
-    (and in `parts`), the others drawn."""
+    (and in `parts`), the others drawn. Only the newest page says the device's totals (its runs, the last of them):
+    the others hold what their own runs decide."""
     parts = Parts() if parts is None else parts
     device = history.device
     shown = set(page_runs(device, page) if shown is None else shown)
@@ -129,13 +165,9 @@ def render_device_page(history: History, links: Links, page: int = 1, parts: Par
         "device.html.j2", links, title=device.label, history=history, device=device,
         tests=tuple(view for view in drawn if view is not None),
         runs=[info for info in history.runs if info.id in shown][::-1], page=page, pages=history_pages(device),
+        first_run=(page - 1) * HISTORY_PAGE_RUNS + 1,
         change_points=sum(test.change_points for test in tests), undrawn=parts.undrawn,
     )
-
-
-def compare_pairs(history: History) -> set[tuple[int, int]]:
-    """The (previous, run) comparisons a device page links to: each step of each test."""
-    return {(e.previous.id, e.run.id) for test in history.tests for e in test.entries if e.previous is not None}
 
 
 def _test_view(test: TestHistory, n: int, tolerance_percent: float, disk: str, paged: bool) -> TestView:

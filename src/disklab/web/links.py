@@ -47,7 +47,8 @@ class Links(ABC):
     def devices(self) -> str: ...
 
     @abstractmethod
-    def device(self, key: str, page: int = 1) -> str: ...
+    def device(self, key: str, page: int | None = None) -> str:
+        """A device's history: its newest page, or page N of it counted from its oldest run."""
 
 
 class ServerLinks(Links):
@@ -75,8 +76,8 @@ class ServerLinks(Links):
     def devices(self) -> str:
         return "/devices"
 
-    def device(self, key: str, page: int = 1) -> str:
-        return "/devices/" + quote(key, safe="") + (f"?page={int(page)}" if page > 1 else "")
+    def device(self, key: str, page: int | None = None) -> str:
+        return "/devices/" + quote(key, safe="") + (f"?page={int(page)}" if page is not None else "")
 
 
 class StaticLinks(Links):
@@ -106,5 +107,5 @@ class StaticLinks(Links):
     def devices(self) -> str:
         return self._path("devices/index.html")
 
-    def device(self, key: str, page: int = 1) -> str:
-        return self._path("devices/" + quote(key, safe="") + (f"-{int(page)}" if page > 1 else "") + ".html")
+    def device(self, key: str, page: int | None = None) -> str:
+        return self._path("devices/" + quote(key, safe="") + (f"-{int(page)}" if page is not None else "") + ".html")

@@ -15,6 +15,11 @@ one as hard links; the ones publish wrote and no longer writes (a deleted run's)
 ever written or removed through a symbolic link inside DIR: a link is carried over as a link. DIR itself may be a
 link to a folder: it is resolved once, the site is swapped in where it points, and the link is left as it is. DIR
 must not be a mount point, and its parent must be writable, for the new folder is made beside it.
+
+Publishing again into DIR draws only what changed: a page whose fingerprint (web/published.py) is the one the
+manifest recorded is carried into the new folder as a hard link to the previous site's file, so that one new run
+costs its own pages, its device's newest history page, their comparisons and the two list pages, not the whole
+site. `full` draws every page (as does a manifest of an older format or of another disklab version).
 """
 
 import ctypes
@@ -23,39 +28,23 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
-from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from disklab.analysis.history import device_history
 from disklab.errors import UserError
-from disklab.store.db import now_iso
-from disklab.report.parts import Parts
-from disklab.store.records import RunInfo, RunRecord
 from disklab.store.filters import RunFilter
 from disklab.store.repository import Store
 from disklab.system.leftovers import dead_entries, remove_dead, remove_entry
-from disklab.web.history import (
-    compare_pairs, history_pages, render_device_page, render_devices_page, store_devices,
-)
-from disklab.web.links import StaticLinks
-from disklab.web.pages import (
-    FIGURE_TYPES, RUNS_PER_PAGE, RunsListing, disk_models, render_compare_page, render_message_page, render_run_page,
-    render_runs_page, render_template, run_figures,
-)
+from disklab.web.publish_pages import NO_LINKS, Site, write_site
+from disklab.web.published import MANIFEST, Earlier, read_manifest
 
-MANIFEST = ".disklab-publish.json"
-# Bump when the manifest changes shape. 1: first version (the files written, relative to the folder).
-MANIFEST_VERSION = 1
 # Beside DIR while a publish runs, each followed by the PID of the publish: the site in the making, and (where the
 # file system cannot exchange two names) the previous site between its two renames.
 NEW, ASIDE = ".disklab-new-", ".disklab-old-"
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
 # A file system or libc without renameat2's exchange (NFS, FUSE, an old kernel or libc): rename aside instead.
 _NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP}
-# A file system without hard links (FAT, some FUSE): the lab's own files are copied into the new folder instead.
-_NO_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EXDEV}
 
 
 @dataclass(frozen=True)
@@ -69,74 +58,35 @@ class Published:
     problems: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class _WholeList(RunsListing):
-    """Every run on the static site's one runs page, which the browser filters, sorts and pages (site-index)."""
-
-    @property
-    def pages(self) -> int:
-        return 1
-
-
-class _Site:
-    """The files of one publish, written into the new folder (no reader sees it before the swap), and what of it
-    could not be drawn."""
-
-    def __init__(self, folder: Path, shown: Path):
-        self.folder = folder
-        self.shown = shown  # the folder the user named, for messages
-        self.written: set[str] = set()
-        self.problems: list[str] = []
-
-    def write(self, name: str, text: str) -> None:
-        path = self.folder / name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write {self.shown / name}: {exc.strerror or exc}") from None
-        self.written.add(name)
-
-    def write_message(self, name: str, title: str, message: str) -> None:
-        """In place of a page that could not be drawn: one that says why, so that no link of the site is broken."""
-        self.write(name, render_message_page(title, message, StaticLinks(name.count("/"))))
-
-    def draw(self, what: str, build):
-        """build(), or None with the failure noted as a problem of the site."""
-        parts = Parts()
-        drawn = parts.draw(what, build)
-        self.note(what, parts)
-        return drawn
-
-    def note(self, what: str, parts: Parts) -> None:
-        self.problems += [str(undrawn) for undrawn in parts.undrawn]
-
-    def record(self) -> None:
-        document = {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "files": sorted(self.written)}
-        self.write(MANIFEST, json.dumps(document, indent=1) + "\n")
-
-
-def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded: Collection[int] = ()) -> Published:
+def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded: Collection[int] = (),
+            full: bool = False) -> Published:
     """Write the site of the runs `where` takes, but the `excluded`, into `folder` (created if missing); refused
-    when it holds files of anything but a publish. A run, device or comparison that cannot be drawn (a bug) is
-    published as a page that says so, named in `problems`, and the rest of the site is written."""
+    when it holds files of anything but a publish. The pages an earlier publish into the folder wrote from what is
+    still the same are carried over, the others drawn; `full`: every page drawn. A run, device or comparison that
+    cannot be drawn (a bug) is published as a page that says so, named in `problems`, and the rest of the site is
+    written."""
     shown, folder = folder, _site_folder(folder)
     try:
         _clear_leftovers(folder)
-        earlier = _earlier_files(folder)
+        earlier = _earlier(folder, full)
         new = folder.with_name(f"{folder.name}{NEW}{os.getpid()}")
         remove_entry(new)  # named by this process's PID: what is there is a dead process's with the same PID
         new.mkdir()
     except OSError as exc:
         raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
     try:
-        site = _Site(new, shown)
-        infos = [info for info in store.list_runs(None, where) if info.id not in set(excluded)]
-        runs, devices, comparisons = _write_site(site, store, infos)
-        site.record()
+        site = Site(new, shown, folder if earlier.files else None, earlier)
+        try:
+            infos = [info for info in store.list_runs(None, where) if info.id not in set(excluded)]
+            runs, devices, comparisons = write_site(site, store, infos)
+            site.record()
+        except OSError as exc:
+            raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
+        finally:
+            site.close()
         try:
             if folder.is_dir():
-                _carry_over(folder, new, earlier | {MANIFEST})
+                _carry_over(folder, new, earlier.files | {MANIFEST})
                 _keep_folder(folder, new)
             _swap_in(new, folder)
         except OSError as exc:
@@ -145,38 +95,6 @@ def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded
         remove_entry(new)  # the site in the making, or after the exchange the previous one
         raise
     return Published(runs, devices, comparisons, len(site.written), tuple(site.problems))
-
-
-def _write_site(site: _Site, store: Store, infos: Sequence[RunInfo]) -> tuple[int, int, int]:
-    """Every page and download of these runs into the site; (runs, devices, comparisons)."""
-    generated_at = now_iso()
-    devices = store_devices(store, {info.id for info in infos})
-    comparisons = 0
-    for device in devices:  # every run belongs to one device: each run's record is read once
-        records = {run_id: record for run_id in device.run_ids
-                   if (record := _write_run(site, store, run_id, generated_at)) is not None}
-        drawn = site.draw(f"the history of {device.label}", lambda: device_history(device, list(records.values())))
-        for page in range(1, history_pages(device) + 1):
-            name = _page(StaticLinks(0).device(device.key, page))
-            if drawn is None:
-                site.write_message(name, f"The history of {device.label}", site.problems[-1])
-                continue
-            parts = Parts()
-            site.write(name, render_device_page(drawn, StaticLinks(1), page, parts))
-            site.note(f"the history of {device.label}", parts)
-        for pair in sorted(compare_pairs(drawn)) if drawn is not None else ():
-            name, parts = _page(StaticLinks(0).compare(pair)), Parts()
-            html = site.draw(f"the comparison of runs {pair[0]} and {pair[1]}", lambda: render_compare_page(
-                [records[run_id] for run_id in pair], StaticLinks(1), generated_at, parts))
-            if html is None:
-                site.write_message(name, f"Runs {pair[0]} and {pair[1]}", site.problems[-1])
-            else:
-                site.write(name, html)
-                site.note(f"the comparison of runs {pair[0]} and {pair[1]}", parts)
-            comparisons += 1
-    site.write(_page(StaticLinks(0).devices()), render_devices_page(devices, StaticLinks(1)))
-    site.write(_page(StaticLinks(0).runs()), _index(store, infos))
-    return len(infos), len(devices), comparisons
 
 
 def _site_folder(given: Path) -> Path:
@@ -209,14 +127,14 @@ def _clear_leftovers(folder: Path) -> None:
         remove_dead(folder.parent, f"{folder.name}{prefix}")
 
 
-def _earlier_files(folder: Path) -> set[str]:
-    """The files an earlier publish wrote into `folder`; none for a new or empty folder. Anything else is refused."""
+def _earlier(folder: Path, full: bool) -> Earlier:
+    """What an earlier publish wrote into `folder`; nothing for a new or empty folder. Anything else is refused."""
     if not folder.exists():
-        return set()
+        return Earlier()
     manifest = folder / MANIFEST
     try:
         if not any(folder.iterdir()):
-            return set()
+            return Earlier()
         if not stat.S_ISREG(os.lstat(manifest).st_mode):  # a link is no manifest: nothing is read through one
             raise FileNotFoundError
         document = json.loads(manifest.read_text(encoding="utf-8"))
@@ -230,22 +148,23 @@ def _earlier_files(folder: Path) -> set[str]:
     if not isinstance(document, dict) or document.get("format") != "disklab-publish" \
             or not isinstance(document.get("files"), list):
         raise UserError(f"{manifest} is not a disklab publish manifest: publish into a new or empty folder")
-    return {name for name in document["files"] if isinstance(name, str)}
+    return read_manifest(document, full)
 
 
-def _carry_over(old: Path, new: Path, published: set[str]) -> None:
+def _carry_over(old: Path, new: Path, published: Collection[str]) -> None:
     """The entries of `old` that no publish wrote, hard-linked into `new` (a link as the link itself, never
     followed); a name the new site has, or a publish wrote or made a folder of, is the site's, and an entry removed
     meanwhile is not carried."""
-    ours = published | {parent.as_posix() for name in published for parent in PurePosixPath(name).parents}
+    ours = _with_folders(published)
     # A link to a folder is listed in `folders` and not entered; a folder that cannot be read stops the publish
-    # (its files would go with the old folder).
+    # (its files would go with the old folder). Names are joined as strings: a site holds ~50 files a run.
     for root, folders, files in os.walk(old, onerror=_unless_gone):
         here = Path(root)
-        base = here.relative_to(old)
-        links = [name for name in folders if (here / name).is_symlink()]
+        base = os.path.relpath(root, old)
+        prefix = "" if base == "." else f"{base}/"
+        links = [name for name in folders if os.path.islink(os.path.join(root, name))]
         for name in (*files, *links):
-            if (base / name).as_posix() in ours or os.path.lexists(new / base / name):
+            if prefix + name in ours or os.path.lexists(new / base / name):
                 continue
             try:
                 (new / base).mkdir(parents=True, exist_ok=True)
@@ -253,8 +172,19 @@ def _carry_over(old: Path, new: Path, published: set[str]) -> None:
             except (FileNotFoundError, FileExistsError, NotADirectoryError):
                 continue
         for name in folders:  # an empty folder of the lab's own
-            if name not in links and (base / name).as_posix() not in ours and not any((here / name).iterdir()):
+            if name not in links and prefix + name not in ours and not any((here / name).iterdir()):
                 (new / base / name).mkdir(parents=True, exist_ok=True)
+
+
+def _with_folders(names: Collection[str]) -> set[str]:
+    """The names, and every folder they are in."""
+    kept = set(names)
+    for name in names:
+        folder = name.rpartition("/")[0]
+        while folder and folder not in kept:
+            kept.add(folder)
+            folder = folder.rpartition("/")[0]
+    return kept
 
 
 def _unless_gone(exc: OSError) -> None:
@@ -266,7 +196,7 @@ def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target, follow_symlinks=False)
     except OSError as exc:
-        if exc.errno not in _NO_LINKS:
+        if exc.errno not in NO_LINKS:
             raise
         shutil.copy2(source, target, follow_symlinks=False)
 
@@ -314,45 +244,3 @@ def _exchange(first: Path, second: Path) -> None:
     if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), str(second))
-
-
-def _page(link: str) -> str:
-    """A StaticLinks link from the site's root -> the file's name in the folder (links quote what names do not)."""
-    from urllib.parse import unquote
-
-    return unquote(link)
-
-
-def _write_run(site: _Site, store: Store, run_id: int, generated_at: str) -> RunRecord | None:
-    """runs/N.html and the files its download links name; the run's record, or None (and a page saying why) when its
-    page cannot be drawn at all."""
-    root = StaticLinks(0)
-    record = site.draw(f"run {run_id}", partial(store.get_run, run_id))
-    parts = Parts()
-    html = None if record is None else site.draw(
-        f"run {run_id}", lambda: render_run_page(record, store.smart(run_id), StaticLinks(1), generated_at, parts))
-    if html is None:
-        site.write_message(_page(root.run(run_id)), f"Run {run_id}", site.problems[-1])
-        return None
-    site.note(f"run {run_id}", parts)
-    site.write(_page(root.run(run_id)), html)
-    site.write(_page(root.suite_file(run_id)), record.suite_text)
-    for form in FIGURE_TYPES:
-        figures = site.draw(f"run {run_id} · figures.{form}", partial(run_figures, record, form))
-        site.write(_page(root.figures(run_id, form)), figures if figures is not None else site.problems[-1] + "\n")
-    for test in record.tests:
-        site.write(_page(root.job_file(run_id, test.id)), test.jobfile)
-        site.write(_page(root.fio_output(run_id, test.id)), test.fio_output)
-    return record
-
-
-def _index(store: Store, infos: Sequence[RunInfo]) -> str:
-    """Every published run on one page, with the script that filters it."""
-    listing = _WholeList(runs=tuple(infos), models=disk_models(store, infos), matched=len(infos), page=1, order="-id",
-                         query={})
-    links = StaticLinks(0)
-    html = render_runs_page(listing, links)
-    tools = render_template("site-index.html.j2", links, per_page=RUNS_PER_PAGE)
-    if html.count("</main>") != 1:
-        raise ValueError("the runs page has no single <main> to add the static site's tools to")
-    return html.replace("</main>", tools + "</main>")

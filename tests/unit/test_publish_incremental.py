@@ -1,0 +1,156 @@
+"""Publishing again into a published folder: only the pages of what changed are drawn, the others carried over as
+hard links, and the site is the one a --full publish writes, byte for byte apart from the time each page was drawn."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from disklab.fio.parse import parse_fio_output
+from disklab.store.notes import add_note
+from disklab.store.repository import Store
+from disklab.web import history
+from disklab.web.publish import publish
+from disklab.web.published import MANIFEST
+from tests.conftest import fixture_text
+from tests.unit.test_compare import DEFAULTS
+from tests.unit.test_history import around, disk_env, run_at
+from tests.unit.test_publish import publish as publish_command
+from tests.unit.test_store import new_run
+
+# The time a page was drawn, which a page carried over keeps from the publish that drew it.
+_DRAWN_AT = re.compile(r"(?<=[Ss]hown )\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+
+
+def real_run(store: Store, day: int, env: dict, finished: bool = True, **changes) -> int:
+    """A run of one real fio job (its job file and json+ output as fio wrote them) on 2026-01-DAY."""
+    output = fixture_text("randread-4k-q32.jsonplus.json")
+    (result,) = parse_fio_output(output).jobs
+    started = f"2026-01-{day:02d}T10:00:00+00:00"
+    run_id = store.create_run(new_run(started_at=started, suite_text="name = 'real'\n", planned_tests=1, **changes))
+    store.add_test(run_id, 0, "RND4K Q32", {**DEFAULTS, "iodepth": 32}, fixture_text("randread-4k-q32.fio"), output,
+                   "", started, result)
+    store.set_run_values("run_env", run_id, env)
+    if finished:
+        store.finish_run(run_id, "complete")
+    return run_id
+
+
+def tree(site: Path) -> dict[str, str]:
+    """Every file of the site, the times its pages were drawn masked."""
+    files = {}
+    for root, _, names in os.walk(site):
+        for name in names:
+            path = Path(root) / name
+            files[path.relative_to(site).as_posix()] = _DRAWN_AT.sub("TIME", path.read_text())
+    return files
+
+
+def without_fingerprints(files: dict[str, str]) -> dict[str, str]:
+    """The manifests of two sites differ only in the fingerprints of the pages one of them could not keep."""
+    manifest = json.loads(files[MANIFEST])
+    return {**files, MANIFEST: json.dumps({key: manifest[key] for key in ("format", "format_version", "files")})}
+
+
+def inodes(site: Path) -> dict[str, int]:
+    return {path.relative_to(site).as_posix(): path.stat().st_ino for path in site.rglob("*") if path.is_file()}
+
+
+@pytest.fixture
+def paged(monkeypatch):
+    """Pages of two runs, each judged against the two runs before it: a few runs make a history of many pages."""
+    monkeypatch.setattr(history, "HISTORY_PAGE_RUNS", 2)
+    monkeypatch.setattr(history, "CONTEXT_RUNS", 2)
+
+
+def test_an_incremental_publish_is_the_full_publish_of_the_store_as_it_is_now(tmp_path, paged):
+    """Runs added to a device and of a new one, renamed, deleted, noted, a running run finished, runs left out: each
+    time the site published again equals a --full publish of the store into another folder."""
+    db, site, full = tmp_path / "results.db", tmp_path / "site", tmp_path / "full"
+    with Store(db) as store:
+        for day, (iops, firmware) in enumerate(((1000, "2.1"), (1010, "2.1"), (1500, "2.2"), (1490, "2.2"),
+                                                (1480, "2.2")), start=1):
+            run_at(store, day, around(iops), disk_env(firmware))
+        real_run(store, 6, disk_env(serial="S2"))
+        real_run(store, 7, {"devices": "vda", "device.vda.model": "QEMU HARDDISK", "device.vda.serial": None})
+        running = real_run(store, 8, disk_env("2.2"), finished=False)
+        publish(store, site)
+
+        def changed(*, excluded=()):
+            publish(store, site, excluded=excluded)
+            publish(store, full, excluded=excluded, full=True)
+            assert without_fingerprints(tree(site)) == without_fingerprints(tree(full))
+
+        real_run(store, 9, disk_env("2.2"))  # a new run of a device: its newest page takes it
+        changed()
+        real_run(store, 10, disk_env(serial="S3"))  # a run of a new device
+        changed()
+        store.rename_run(2, "after the move")
+        changed()
+        store.finish_run(running, "complete")
+        changed()
+        add_note(store, 1, "cabled to the second HBA")
+        changed()
+        store.delete_runs([3])  # every page of its device after it moves by one run
+        changed()
+        changed(excluded=[4, 9])
+        changed()
+    assert "after the move" in (site / "runs/2.html").read_text() and not (site / "runs/3.html").exists()
+
+
+def test_only_the_pages_of_what_changed_are_drawn_and_the_others_are_the_previous_sites_files(tmp_path, paged):
+    db, site = tmp_path / "results.db", tmp_path / "site"
+    with Store(db) as store:
+        for day in range(1, 8):
+            run_at(store, day, around(1000 + day), disk_env())
+        real_run(store, 8, disk_env(serial="S2"))
+        publish(store, site)
+        before = inodes(site)
+        run_at(store, 9, around(1009), disk_env())
+        store.rename_run(8, "renamed")
+        again = publish(store, site)
+    after = inodes(site)
+    drawn = {name for name in after if before.get(name) != after[name]}
+    with Store(db, read_only=True) as store:
+        first, second = (device.key for device in history.store_devices(store))
+    assert drawn == {
+        "index.html", "devices/index.html", MANIFEST,  # drawn every time
+        *(name for name in after if re.match(r"runs/[89][./]", name)),  # the renamed run's files, the new run's
+        f"devices/{first}.html",  # the newest page of its device: runs 7 and 9 now (pages of two runs)
+        f"devices/{first}-3.html",  # runs 5 and 6, of the newest page before: a page of their own now
+        f"devices/{first}-2.html",  # runs 3 and 4: their newer page is no longer the newest
+        f"devices/{second}.html",  # the renamed run's device: its runs table names it
+        "compare/7,9.html",  # the step to the new run
+    }
+    assert again.files == len(after)
+    assert all(before[name] == after[name] for name in ("runs/1.html", f"devices/{first}-1.html", "compare/1,2.html",
+                                                         "compare/6,7.html"))
+
+
+def test_a_manifest_of_the_first_format_or_full_draws_every_page_again(tmp_path, paged):
+    db, site = tmp_path / "results.db", tmp_path / "site"
+    with Store(db) as store:
+        for day in range(1, 5):
+            run_at(store, day, around(1000 + day), disk_env())
+    assert publish_command(db, site).exit_code == 0
+    first = inodes(site)
+    assert publish_command(db, site).exit_code == 0
+    carried = inodes(site)
+    assert carried["runs/1.html"] == first["runs/1.html"] and carried["index.html"] != first["index.html"]
+    result = publish_command(db, site, "--full")
+    assert result.exit_code == 0, result.output
+    full = inodes(site)
+    assert not set(full.items()) & set(carried.items()), "--full: every file drawn again"
+    manifest = json.loads((site / MANIFEST).read_text())
+    assert manifest["format_version"] == 2 and manifest["fingerprints"]["runs/1.html"]
+    (site / MANIFEST).write_text(json.dumps({"format": "disklab-publish", "format_version": 1,
+                                             "files": manifest["files"]}))
+    assert publish_command(db, site).exit_code == 0
+    assert not set(inodes(site).items()) & set(full.items()), "a manifest of version 1: every file drawn again"
+    manifest["disklab_version"] = "0.0.1"
+    (site / MANIFEST).write_text(json.dumps(manifest))
+    drawn = inodes(site)
+    assert publish_command(db, site).exit_code == 0
+    assert not set(inodes(site).items()) & set(drawn.items()), "another disklab's site: every file drawn again"
