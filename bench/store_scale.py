@@ -31,7 +31,6 @@ import argparse
 import contextlib
 import multiprocessing
 import os
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -218,19 +217,22 @@ def writer(url: str, number: int, runs: int, start, results) -> None:
         results.put(f"writer {number} failed: {type(exc).__name__}: {exc}")
 
 
-def timed(disklab: list[str], store: Path | str, args: list[str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one fresh process; the CPU is disklab's own (not a database server's)."""
+def timed(disklab: list[str], store: Path | str, args: list[str]) -> tuple[float, float, float]:
+    """(wall, CPU) seconds of one fresh process, and its peak memory (MB, its largest resident set); the CPU is
+    disklab's own (not a database server's)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = "/var/tmp/disklab-bench-pycache"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    result = subprocess.run([*disklab, "--store", str(store), *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    seconds = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"disklab {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}")
-    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen([*disklab, "--store", str(store), *args], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=errors, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.monotonic() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"disklab {' '.join(args)} failed ({process.returncode}): {errors.read().decode().strip()}")
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -273,7 +275,7 @@ def time_commands(stores: dict[str, Path | str], runs: int, rounds: int, stack: 
         for backend, base in bases.items():
             seconds, _ = fetch(base + "/")
             if round_number:
-                times.setdefault(("serve: / (runs list)", backend), []).append((seconds, float("nan")))
+                times.setdefault(("serve: / (runs list)", backend), []).append((seconds, float("nan"), float("nan")))
     print(f"{runs:,} runs; {rounds} rounds; seconds (serve: a request to the running server, its CPU not measured):")
     print(f"{'':<34} {'wall':^28}  {'CPU':^28}")
     print(f"{'command':<22} {'backend':<11} {'min':>6} {'median':>7} {'max':>6} {'-start':>6}  {'min':>6} "
@@ -290,6 +292,14 @@ def time_commands(stores: dict[str, Path | str], runs: int, rounds: int, stack: 
                          + (f"{'-':>6}" if name.startswith("serve") else f"{median - start_up[i]:+6.2f}"))
         print(f"{name:<22} {backend:<11} {cells[0]}  {cells[1]}")
     print("-start: the median less that of `disklab --version` (Python and disklab starting)")
+    for (name, backend), measured in times.items():
+        if name.startswith("runs --all"):
+            print(f"{name} on {backend}: {runs / statistics.median(m[0] for m in measured):,.0f} runs/s, peak memory "
+                  f"{statistics.median(m[2] for m in measured):,.0f} MB (`runs`: "
+                  f"{statistics.median(m[2] for m in times[('runs', backend)]):,.0f} MB)")
+    import psycopg
+
+    print(f"psycopg {psycopg.__version__}, its {psycopg.pq.__impl__} implementation, libpq {psycopg.pq.version()}")
     for backend, store in stores.items():
         if isinstance(store, Path):
             print(f"{backend}: {store} ({store.stat().st_size / 1e6:,.0f} MB)")
