@@ -66,7 +66,7 @@ def compare(ctx, run_refs, baseline, only_changed, tolerance, metrics, member, o
             raise UserError(f"a run is named twice: {' '.join(map(str, ids))}")
         if len(ids) < 2:
             raise UserError("compare needs at least two runs, e.g. 'disklab compare last~1 last'")
-        records = [store.get_run(i) for i in ids]
+        records = store.get_runs(ids)
         held = held_to_members(store, records, member)
     comparison = compare_runs(records, tolerance)
     if not comparison.rows and comparison.refused:

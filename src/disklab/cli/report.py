@@ -70,7 +70,7 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, pap
     with open_store(ctx) as store:
         run_ids = list(dict.fromkeys(resolve_refs(store, run_refs or ("last",))))
         chosen_labels = _labels(store, labels or (), run_ids)
-        records = [with_spec(store.get_run(run_id), spec) for run_id in run_ids]
+        records = [with_spec(record, spec) for record in store.get_runs(run_ids)]
         held = held_to_members(store, records)
     choices = ReportChoices(title=title, notes=notes_text, labels=chosen_labels, tests=tests or (),
                             metrics=metrics or ())

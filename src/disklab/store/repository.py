@@ -6,22 +6,19 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from disklab.system.host import login_name, process_alive
 from disklab.errors import UserError
 from disklab.fio.logs import Series
-from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.fio.parse import PERCENTILES, JobResult
 from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
 from disklab.store.dialect import POSTGRESQL, SQLITE
 from disklab.store.filters import RUN_ORDERS, RunFilter, searched, where_clause
 from disklab.store.postgres import PostgresConnection, is_url
-from disklab.store.notes import run_notes
-from disklab.store.records import (
-    TEST_COLUMNS, RawText, RunInfo, RunRecord, direction_metrics, run_columns, run_info, series_by_test, stored_test,
-)
+from disklab.store.reading import raw_texts, read_runs
+from disklab.store.records import RunInfo, RunRecord, run_columns, run_info
 
 
 @dataclass(frozen=True)
@@ -320,54 +317,15 @@ class Store:
 
     def get_run(self, run_id: int, per_host: bool = False) -> RunRecord:
         """A run on many hosts (options 'hosts') shows its per-step aggregates; `per_host` adds each host's tests."""
-        with self.errors():
-            row = self.conn.execute(
-                f"SELECT {self.run_columns}, runs.suite_text FROM runs WHERE runs.id = ?", (run_id,)
-            ).fetchone()
-            if row is None:
-                raise UserError(f"there is no run {run_id} in {self.name}")
-            test_rows = self.conn.execute(
-                f"SELECT {TEST_COLUMNS} FROM tests WHERE run_id = ? ORDER BY seq", (run_id,)
-            ).fetchall()
-            metric_rows = self.conn.execute(
-                "SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE tests.run_id = ?", (run_id,)
-            ).fetchall()
-            flag_rows = self.conn.execute(
-                "SELECT test_flags.* FROM test_flags JOIN tests ON tests.id = test_flags.test_id WHERE tests.run_id = ?"
-                " ORDER BY flag", (run_id,),
-            ).fetchall()
-            series_rows = self.conn.execute(
-                """SELECT series.* FROM series JOIN tests ON tests.id = series.test_id WHERE tests.run_id = ?
-                   ORDER BY series.test_id, series.t_ms""",
-                (run_id,),
-            ).fetchall()
-        metrics_by_test: dict[int, list[DirectionMetrics]] = {}
-        for m in metric_rows:
-            metrics_by_test.setdefault(m["test_id"], []).append(direction_metrics(m))
-        series_by_test_id = series_by_test(series_rows)
-        flags_by_test: dict[int, list[tuple[str, str]]] = {}
-        for f in flag_rows:
-            flags_by_test.setdefault(f["test_id"], []).append((f["flag"], f["message"]))
-        raw = RawText(partial(self.raw_text, run_id))
-        tests = tuple(
-            stored_test(t, metrics_by_test.get(t["id"], []), series_by_test_id.get(t["id"], ()),
-                        tuple(flags_by_test.get(t["id"], ())), raw)
-            for t in test_rows
-        )
-        if "hosts" in json.loads(row["options_json"]) and not per_host:
-            tests = tuple(t for t in tests if t.host is None)
-        return RunRecord(info=run_info(row), suite_text=row["suite_text"], tests=tests,
-                         env=self.run_values("run_env", run_id), outcomes=self.run_values("run_outcomes", run_id),
-                         notes=run_notes(self, run_id))
+        return read_runs(self, [run_id], per_host)[0]
+
+    def get_runs(self, run_ids: Sequence[int]) -> list[RunRecord]:
+        """Several runs read together (each table asked once), in the order asked."""
+        return read_runs(self, run_ids)
 
     def raw_text(self, run_id: int) -> dict[int, tuple[str, str]]:
-        """{test id: (jobfile, fio_output)} of a run; a record read before the store was closed reopens it."""
-        if self.closed:
-            with Store(self.location, read_only=True) as reopened:
-                return reopened.raw_text(run_id)
-        with self.errors():
-            rows = self.conn.execute("SELECT id, jobfile, fio_output FROM tests WHERE run_id = ?", (run_id,))
-            return {row["id"]: (row["jobfile"], row["fio_output"]) for row in rows}
+        """{test id: (jobfile, fio_output)} of a run."""
+        return raw_texts(self, (run_id,))[run_id]
 
 
 _SQLITE_MAX_INT = 2**63 - 1

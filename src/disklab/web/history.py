@@ -63,7 +63,7 @@ def device_page(store: Store, key: str, links: Links, page: int | None = None, p
     start, end = page_span(device, page)
     window = newest_runs(store, groups, end - start + CONTEXT_RUNS, device.runs - end)  # newest first
     shown = window[:end - start][::-1]
-    records = [store.get_run(run_id) for run_id in shown]
+    records = store.get_runs(shown)
     history = device_history(device, [*_context(window[end - start:], records, store.get_run), *records])
     return render_device_page(history, links, page, parts, shown)
 

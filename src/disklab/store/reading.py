@@ -1,0 +1,112 @@
+"""Runs read whole (their tests, figures, series, flags, environment, outcomes and notes), several at once: a
+device's history page reads 40 runs, and reading them one by one took 10 queries a run (480 round trips to a
+PostgreSQL server for one page); read together, each table is asked once for all of them.
+
+Apart from repository.py (its size limit); the Store is passed in, as to notes.py and groups.py.
+"""
+
+import json
+from collections.abc import Sequence
+from functools import partial
+
+from disklab.errors import UserError
+from disklab.store.records import (
+    TEST_COLUMNS, Note, RawText, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
+)
+
+
+def read_runs(store, run_ids: Sequence[int], per_host: bool = False) -> list[RunRecord]:
+    """The runs in the order asked; a run on many hosts (options 'hosts') shows its per-step aggregates, `per_host`
+    adds each host's tests. Their job files and fio outputs are read on first use, for all of them at once."""
+    wanted = list(dict.fromkeys(run_ids))
+    if not wanted:
+        return []
+    condition, values = store.dialect.is_one_of("run_id", tuple(wanted))
+    joined, _ = store.dialect.is_one_of("tests.run_id", tuple(wanted))
+    numbered, _ = store.dialect.is_one_of("runs.id", tuple(wanted))
+    with store.errors():
+        rows = {row["id"]: row for row in store.conn.execute(
+            f"SELECT {store.run_columns}, runs.suite_text FROM runs WHERE {numbered}", values).fetchall()}
+        missing = [run_id for run_id in wanted if run_id not in rows]
+        if missing:
+            raise UserError(f"there is no run {missing[0]} in {store.name}")
+        tests = _by_run(store.conn.execute(
+            f"SELECT run_id, {TEST_COLUMNS} FROM tests WHERE {condition} ORDER BY run_id, seq", values).fetchall())
+        metrics = _by_test(store.conn.execute(
+            f"SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE {joined}", values))
+        flags = _by_test(store.conn.execute(
+            f"SELECT test_flags.* FROM test_flags JOIN tests ON tests.id = test_flags.test_id WHERE {joined} "
+            "ORDER BY flag", values))
+        series = series_by_test(store.conn.execute(
+            f"SELECT series.* FROM series JOIN tests ON tests.id = series.test_id WHERE {joined} "
+            "ORDER BY series.test_id, series.t_ms", values).fetchall())
+        env, outcomes = (_values(store, table, condition, values) for table in ("run_env", "run_outcomes"))
+        notes = _by_run(store.conn.execute(
+            f"SELECT run_id, text, added_at FROM run_notes WHERE {condition} ORDER BY id", values).fetchall())
+    raw = _RawTexts(store, tuple(wanted))
+    records = []
+    for run_id in wanted:
+        row = rows[run_id]
+        read = tuple(
+            stored_test(t, [direction_metrics(m) for m in metrics.get(t["id"], ())], series.get(t["id"], ()),
+                        tuple((f["flag"], f["message"]) for f in flags.get(t["id"], ())),
+                        RawText(partial(raw.of_run, run_id)))
+            for t in tests.get(run_id, ()))
+        if "hosts" in json.loads(row["options_json"]) and not per_host:
+            read = tuple(t for t in read if t.host is None)
+        records.append(RunRecord(
+            info=run_info(row), suite_text=row["suite_text"], tests=read, env=env.get(run_id, {}),
+            outcomes=outcomes.get(run_id, {}),
+            notes=tuple(Note(n["text"], n["added_at"]) for n in notes.get(run_id, ()))))
+    return records
+
+
+class _RawTexts:
+    """The job files and fio outputs of several runs' tests, read together the first time one of them is wanted."""
+
+    def __init__(self, store, run_ids: tuple[int, ...]):
+        self.store = store
+        self.run_ids = run_ids
+        self.by_run: dict[int, dict[int, tuple[str, str]]] | None = None
+
+    def of_run(self, run_id: int) -> dict[int, tuple[str, str]]:
+        if self.by_run is None:
+            self.by_run = raw_texts(self.store, self.run_ids)
+        return self.by_run[run_id]
+
+
+def raw_texts(store, run_ids: tuple[int, ...]) -> dict[int, dict[int, tuple[str, str]]]:
+    """{run id: {test id: (jobfile, fio_output)}} of the runs; a record read before the store was closed reopens
+    it."""
+    if store.closed:
+        with type(store)(store.location, read_only=True) as reopened:
+            return raw_texts(reopened, run_ids)
+    condition, values = store.dialect.is_one_of("run_id", run_ids)
+    texts: dict[int, dict[int, tuple[str, str]]] = {run_id: {} for run_id in run_ids}
+    with store.errors():
+        for row in store.conn.execute(f"SELECT run_id, id, jobfile, fio_output FROM tests WHERE {condition}", values):
+            texts[row["run_id"]][row["id"]] = (row["jobfile"], row["fio_output"])
+    return texts
+
+
+def _values(store, table: str, condition: str, values: tuple) -> dict[int, dict]:
+    """{run id: {key: value}} of run_env or run_outcomes, keys in order."""
+    found: dict[int, dict] = {}
+    for row in store.conn.execute(f"SELECT run_id, key, value_json FROM {table} WHERE {condition} ORDER BY run_id, key",
+                                  values):
+        found.setdefault(row["run_id"], {})[row["key"]] = json.loads(row["value_json"])
+    return found
+
+
+def _by_run(rows) -> dict[int, list]:
+    grouped: dict[int, list] = {}
+    for row in rows:
+        grouped.setdefault(row["run_id"], []).append(row)
+    return grouped
+
+
+def _by_test(rows) -> dict[int, list]:
+    grouped: dict[int, list] = {}
+    for row in rows:
+        grouped.setdefault(row["test_id"], []).append(row)
+    return grouped
