@@ -133,9 +133,10 @@ DEVICES = (
 )
 
 
-def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
-    """Write RUNS runs into a new store at PATH (which must not exist), oldest first."""
-    if path.exists():
+def lab_store(path: Path | str, runs: int, seed: int = 18) -> Path | str:
+    """Write RUNS runs into a new store at PATH (which must not exist; or an empty PostgreSQL database's URL), oldest
+    first."""
+    if isinstance(path, Path) and path.exists():
         raise SystemExit(f"{path} exists: the generator writes new stores only")
     rng = random.Random(seed)
     suites = {name: load_suite(name) for name in ("quick", "profile", "sync", "mixed")}
@@ -147,7 +148,8 @@ def lab_store(path: Path, runs: int, seed: int = 18) -> Path:
     span = (LAST_RUN - FIRST_RUN) / max(runs, 1)
     tests_finished, runs_finished = [], []
     with Store(path) as store:
-        store.conn.execute("PRAGMA synchronous = OFF")  # a generated store: a crash loses it whole, which is fine
+        if store.path is not None:
+            store.conn.execute("PRAGMA synchronous = OFF")  # a generated store: a crash loses it whole, which is fine
         for number in range(1, runs + 1):
             device = rng.choices(DEVICES, [d.weight for d in DEVICES])[0]
             host = HOSTS[device.host]

@@ -5,6 +5,7 @@ Run by hand (not part of the tests):
 
     .venv/bin/python bench/web.py --rounds 5
     .venv/bin/python bench/web.py --publish  # publish only (10,000 runs: about a quarter of an hour)
+    .venv/bin/python bench/web.py --postgresql --runs 100000  # the same lab in PostgreSQL (made for the bench)
 
 The store is bench/make_store.py's generated lab (cached under /var/tmp; the first bench generates it, which takes
 a minute or two). `disklab serve --port 0` serves it as a user starts it; each round fetches every page once, in
@@ -12,6 +13,8 @@ turn, with urllib (a request, the whole answer read: what the server takes), the
 comparison in headless Chromium (Debian's, offline as the browser tests start it), whose Navigation Timing gives
 the time until the page's load event (the server's answer, parsing, layout, the inline script). A round not counted
 goes first, to fill the caches. min / median / max over the rounds, in seconds, and the size of each page.
+With --postgresql the lab is generated (not cached) into a private PostgreSQL server that the bench starts and
+removes (the tests' tests/pgserver.py, fsync off: the store is only read while timed), and served from it.
 
 --publish publishes the store into a new folder under /var/tmp (removed after) in this process, timing each page's
 renderer (a run's page, a comparison, a device's history page ...): min / median / max per kind, and the whole publish
@@ -25,17 +28,16 @@ import argparse
 import re
 import select
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from make_store import DEVICES, cached_lab_store  # bench/ is on the path of a script run from it
+from make_store import DEVICES, cached_lab_store, lab_store  # bench/ is on the path of a script run from it
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -43,13 +45,15 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 START_TIMEOUT_S = 120
 
 
-def pages(store: Path) -> dict[str, str]:
+def pages(store: Path | str) -> dict[str, str]:
     """What is timed: a name, and the page's address on the server."""
-    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
-        quick = [row[0] for row in conn.execute("SELECT id FROM runs WHERE suite_name = 'quick' AND status = "
-                                                "'complete' ORDER BY id")]
+    from disklab.store.repository import Store
+
+    with Store(store, read_only=True) as opened:
+        quick = [row[0] for row in opened.conn.execute("SELECT id FROM runs WHERE suite_name = 'quick' AND status = "
+                                                       "'complete' ORDER BY id").fetchall()]
         middle = quick[len(quick) // 2]  # a run of the quick suite's 8 tests, in the middle of the store
-        test = conn.execute("SELECT min(id) FROM tests WHERE run_id = ?", (middle,)).fetchone()[0]
+        test = opened.conn.execute("SELECT min(id) FROM tests WHERE run_id = ?", (middle,)).fetchone()[0]
     compared = ",".join(str(run_id) for run_id in (quick[0], middle, quick[-1]))
     run = f"/runs/{middle}"
     return {
@@ -106,11 +110,46 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="times each page is fetched (default 5)")
     parser.add_argument("--no-browser", action="store_true", help="time over HTTP only")
     parser.add_argument("--publish", action="store_true", help="time disklab publish instead of the server")
+    parser.add_argument("--postgresql", action="store_true",
+                        help="the lab generated into a private PostgreSQL server (made and removed by the bench)")
     args = parser.parse_args()
-    store = cached_lab_store(args.runs)
-    if args.publish:
-        publishing(store, args.runs, args.rounds)
-        return
+    if args.publish and args.postgresql:
+        parser.error("--publish times a SQLite store only")
+    with ExitStack() as stack:
+        store = postgresql_lab(args.runs, stack) if args.postgresql else cached_lab_store(args.runs)
+        if args.publish:
+            publishing(store, args.runs, args.rounds)
+            return
+        serve_pages(store, args)
+
+
+def postgresql_lab(runs: int, stack: ExitStack) -> str:
+    """make_store.py's lab written into a new database of a private server (tests/pgserver.py, fsync off: a
+    generated store, timed for reading), which stops with the bench."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.pgserver, the tests' private server
+    from tests.pgserver import PrivateServer
+
+    server = PrivateServer.start()
+    stack.callback(server.stop)
+    url = server.url(server.create_database())
+    started = time.monotonic()
+    lab_store(url, runs)
+    print(f"generated {runs:,} runs in PostgreSQL in {time.monotonic() - started:,.0f} s", file=sys.stderr)
+    return url
+
+
+def described(store: Path | str) -> str:
+    """The store and its size, a URL without its password."""
+    from disklab.store.repository import Store
+
+    if isinstance(store, Path):
+        return f"{store} ({store.stat().st_size / 1e6:,.0f} MB)"
+    with Store(store, read_only=True) as opened:
+        size = opened.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        return f"{opened.name} ({size / 1e6:,.0f} MB)"
+
+
+def serve_pages(store: Path | str, args: argparse.Namespace) -> None:
     to_time = pages(store)
     http: dict[str, list[float]] = {}
     sizes: dict[str, int] = {}
@@ -130,7 +169,7 @@ def main() -> None:
                 if round_number:
                     loads.setdefault(name, []).append(seconds)
         browser_round.close()
-    print(f"{args.runs:,} runs in {store} ({store.stat().st_size / 1e6:,.0f} MB), {args.rounds} rounds, seconds:")
+    print(f"{args.runs:,} runs in {described(store)}, {args.rounds} rounds, seconds:")
     print(f"{'page':<40} {'min':>6} {'median':>7} {'max':>6} {'size':>9}")
     for name, times in http.items():
         print(f"{name:<40} {min(times):6.2f} {statistics.median(times):7.2f} {max(times):6.2f} "
