@@ -24,9 +24,10 @@ class RunFilter:
     user: str | None = None  # who ran it (its login name; a shared store holds many users' runs)
 
 
-def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
-    """The WHERE that takes the runs `where` names (empty for every run), and its parameters; a dialect without
-    `contains` is given `where` with its searches answered (searched)."""
+def where_clause(where: RunFilter, dialect: Dialect, apart: tuple[int, ...] = ()) -> tuple[str, tuple]:
+    """The WHERE that takes the runs `where` names (empty for every run), and its parameters. A dialect that does not
+    casefold in SQL searches there the runs whose text is all ASCII, and is given the others its searches take
+    (`apart`, found by searched_apart)."""
     conditions, args = [], []
     if where.suite is not None:
         conditions.append("runs.suite_name = ?")
@@ -45,14 +46,19 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
     if where.until is not None:
         conditions.append("runs.started_at < ?")
         args.append(where.until)
+    searches = []
     if where.name is not None:
-        conditions.append(_holds(dialect, "runs.name", args, where.name))
+        searches.append(_holds(dialect, "runs.name", args, where.name))
     if where.device is not None:
-        conditions.append(_holds_model(dialect, args, where.device))
+        searches.append(_holds_model(dialect, args, where.device))
     if where.text is not None:
-        columns = ("runs.name", "runs.suite_name", "runs.target", "runs.hostname")
-        conditions.append("(" + " OR ".join([*(_holds(dialect, c, args, where.text) for c in columns),
-                                             _holds_model(dialect, args, where.text)]) + ")")
+        searches.append("(" + " OR ".join([*(_holds(dialect, f"runs.{c}", args, where.text) for c in _SEARCHED[:4]),
+                                           _holds_model(dialect, args, where.text)]) + ")")
+    if searches and not dialect.casefolds:
+        numbers, values = dialect.is_one_of("runs.id", apart or (0,))  # no run is numbered 0
+        searches = [f"((NOT {_non_ascii(dialect)} AND {' AND '.join(searches)}) OR {numbers})"]
+        args.extend(values)
+    conditions.extend(searches)
     if where.user is not None:
         conditions.append("runs.user_name = ?")
         args.append(where.user)
@@ -67,8 +73,7 @@ def where_clause(where: RunFilter, dialect: Dialect) -> tuple[str, tuple]:
 
 
 def _holds(dialect: Dialect, column: str, args: list, wanted: str) -> str:
-    """`column` holds `wanted` in any case, in SQL (SQLite's: PostgreSQL's are answered by `searched`); its
-    parameters added to `args`."""
+    """`column` holds `wanted` in any case (on PostgreSQL: if it is all ASCII); its parameters added to `args`."""
     condition = dialect.contains.format(column=column)
     args.extend([wanted.casefold()] * condition.count("?"))
     return condition
@@ -76,39 +81,44 @@ def _holds(dialect: Dialect, column: str, args: list, wanted: str) -> str:
 
 def _holds_model(dialect: Dialect, args: list, wanted: str) -> str:
     """A disk under the run's target (env/registry.py's device.NAME.model, in the runs row's device_env) has a model
-    that holds `wanted`. Only the runs whose device_env might hold it are read as JSON: its text, all ASCII, folded by
-    lower() holds it, or it has other characters (or JSON's escapes) that lower() does not fold."""
-    might = ("(length(runs.device_env) < length(CAST(runs.device_env AS BLOB)) OR instr(runs.device_env, '\\') > 0 "
-             "OR instr(lower(runs.device_env), ?) > 0)")
-    args.append(wanted.casefold())
+    that holds `wanted`. Only the runs whose device_env might hold it are read as JSON: its text holds it, or holds
+    a backslash (JSON's escapes)."""
+    might = " OR ".join(_holds(dialect, "runs.device_env", args, text) for text in (_BACKSLASH, wanted))
     model = _holds(dialect, "CAST(models.value AS TEXT)", args, wanted)
-    return (f"({might} AND EXISTS (SELECT 1 FROM json_each(runs.device_env) AS models "
-            f"WHERE models.key GLOB 'device.*.model' AND {model}))")
+    return (f"(({might}) AND EXISTS (SELECT 1 FROM {dialect.json_models} "
+            f"WHERE {dialect.like('models.key', 'device.*.model')} AND {model}))")
 
 
-def searched(where: RunFilter, conn, dialect: Dialect) -> RunFilter:
-    """`where` with its searches for text (name, device, text) answered as the run numbers that match: read from the
-    runs table and the disks' models, folded by Python's casefold as SQLite's search folds them."""
-    if where.name is None and where.device is None and where.text is None:
-        return where
+def _non_ascii(dialect: Dialect) -> str:
+    """Some text a search reads of the run is not all ASCII."""
+    return dialect.non_ascii.format(column=f"concat({', '.join(f'runs.{c}' for c in _SEARCHED)})")
+
+
+def searched_apart(where: RunFilter, conn, dialect: Dialect) -> tuple[int, ...]:
+    """For a dialect that does not casefold in SQL: the runs whose text is not all ASCII that `where`'s searches for
+    text take, found by Python's casefold (as SQLite's search folds), from the few rows that hold such text."""
+    if dialect.casefolds or (where.name is None and where.device is None and where.text is None):
+        return ()
+
     def holds(texts, wanted: str) -> bool:
         return any(text is not None and wanted.casefold() in text.casefold() for text in texts)
 
-    matched = set(where.ids) if where.ids else None
     found = []
     for run_id, name, suite, target, hostname, device_env in conn.execute(
-            "SELECT id, name, suite_name, target, hostname, device_env FROM runs").fetchall():
-        if matched is not None and run_id not in matched:
-            continue
-        disks = [value if isinstance(value, str) else json.dumps(value)  # as SQLite's CAST(... AS TEXT) reads them
+            f"SELECT id, {', '.join(_SEARCHED)} FROM runs WHERE {_non_ascii(dialect)}").fetchall():
+        disks = [value if isinstance(value, str) else json.dumps(value)  # as SQL's CAST(... AS TEXT) reads them
                  for key, value in json.loads(device_env).items()
                  if fnmatchcase(key, "device.*.model") and value is not None]
         if ((where.name is None or holds((name,), where.name))
                 and (where.device is None or holds(disks, where.device))
                 and (where.text is None or holds((name, suite, target, hostname, *disks), where.text))):
             found.append(run_id)
-    # No run is numbered 0: a search that matched nothing keeps matching nothing.
-    return replace(where, name=None, device=None, text=None, ids=tuple(found) or (0,))
+    return tuple(found)
+
+
+# What a search for text reads of a run: its name, suite, target and host, and its disks' models (in device_env).
+_SEARCHED = ("name", "suite_name", "target", "hostname", "device_env")
+_BACKSLASH = "\\"
 
 
 # The runs list's sort keys (list_runs' order) and the column each sorts by; ties go by run number.

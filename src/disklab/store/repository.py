@@ -15,7 +15,7 @@ from disklab.fio.parse import PERCENTILES, JobResult
 from disklab.store.curation import delete_runs
 from disklab.store.db import connect, now_iso, remember_checked, translate_errors
 from disklab.store.dialect import POSTGRESQL, SQLITE
-from disklab.store.filters import RUN_ORDERS, RunFilter, searched, where_clause
+from disklab.store.filters import RUN_ORDERS, RunFilter, searched_apart, where_clause
 from disklab.store.postgres import PostgresConnection, is_url
 from disklab.store.reading import raw_texts, read_runs
 from disklab.store.records import RunInfo, RunRecord, run_columns, run_info
@@ -283,9 +283,7 @@ class Store:
             return self.conn.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
 
     def _where(self, where: RunFilter) -> tuple[str, tuple]:
-        if self.dialect.contains is None:
-            where = searched(where, self.conn, self.dialect)
-        return where_clause(where, self.dialect)
+        return where_clause(where, self.dialect, searched_apart(where, self.conn, self.dialect))
 
     def resolve_run_id(self, ref: str) -> int:
         """'last', 'last~1' (the one before), or a run number."""
