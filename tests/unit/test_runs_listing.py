@@ -102,3 +102,17 @@ def test_every_run_streams_in_batches_as_the_whole_document_would_read(commands_
 def test_bad_options_are_one_line_and_exit_2(stored, args):
     result = invoke("runs", *args)
     assert result.exit_code == 2 and "Traceback" not in result.output + result.stderr and result.stdout == ""
+
+
+def test_a_page_of_any_order_is_that_slice_of_the_whole_list(stored, commands_store):
+    """A page reads its runs' numbers first, then their rows (PostgreSQL would count the tests of every skipped run):
+    in every order, with ties and NULLs (names), it is the slice of the whole list."""
+    from disklab.store.filters import RUN_ORDERS
+
+    with Store(commands_store) as store:
+        for key in RUN_ORDERS:
+            for order in (key, f"-{key}"):
+                whole = [info.id for info in store.list_runs(None, order=order)]
+                for offset in (0, 3, 20, 24, 30):
+                    page = [info.id for info in store.list_runs(4, order=order, offset=offset)]
+                    assert page == whole[offset:offset + 4], (order, offset)

@@ -253,29 +253,34 @@ class Store:
         """Newest first, or by `order` (a key of RUN_ORDERS, '-' before it for descending), skipping `offset`;
         reads the runs table and counts tests through an index, never the tests' raw text."""
         limit = limit if limit is None else min(limit, _SQLITE_MAX_INT)  # more than SQLite can count is all
-        sql, args = self._runs_query(where, order)
+        clause, args, ordering = self._runs_query(where, order)
+        sql = f"SELECT {self.run_columns} FROM runs{clause}{ordering}"
+        if limit:  # the page's numbers first: PostgreSQL would count the tests of every run the offset skips
+            sql = (f"SELECT {self.run_columns} FROM runs WHERE runs.id IN "
+                   f"(SELECT runs.id FROM runs{clause}{ordering} LIMIT ? OFFSET ?){ordering}")
+            args = (*args, limit, offset)
         with self.errors():
-            rows = self.conn.execute(sql + (" LIMIT ? OFFSET ?" if limit else ""),
-                                     (*args, limit, offset) if limit else args).fetchall()
+            rows = self.conn.execute(sql, args).fetchall()
         return [run_info(row) for row in rows]
 
     def iter_runs(self, where: RunFilter = RunFilter(), order: str = "-id") -> Iterator[RunInfo]:
         """Every run `where` takes, as list_runs orders them, read a batch of rows at a time: a list of 100,000 runs
         in flat memory; in a snapshot (a count inside the same one agrees with it)."""
-        sql, args = self._runs_query(where, order)
+        clause, args, ordering = self._runs_query(where, order)
+        sql = f"SELECT {self.run_columns} FROM runs{clause}{ordering}"
         with self.snapshot(), self.errors():
             batches = self.conn.batches(sql, args) if self.path is None else _batches(self.conn.execute(sql, args))
             for rows in batches:
                 yield from map(run_info, rows)
 
-    def _runs_query(self, where: RunFilter, order: str) -> tuple[str, tuple]:
+    def _runs_query(self, where: RunFilter, order: str) -> tuple[str, tuple, str]:
+        """The WHERE that takes the runs and its parameters, and the ORDER BY of `order`."""
         clause, args = self._where(where)
         column = RUN_ORDERS[order.removeprefix("-")]
         direction = "DESC" if order.startswith("-") else "ASC"
         nulls = " NULLS LAST" if order.startswith("-") else " NULLS FIRST"  # SQLite's own order, said for both
         text_order = "" if column == "runs.id" else self.dialect.text_order
-        return (f"SELECT {self.run_columns} FROM runs{clause} ORDER BY {column}{text_order} {direction}{nulls}, "
-                f"runs.id {direction}"), args
+        return clause, args, f" ORDER BY {column}{text_order} {direction}{nulls}, runs.id {direction}"
 
     def count_runs(self, where: RunFilter = RunFilter()) -> int:
         clause, args = self._where(where)
