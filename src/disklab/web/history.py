@@ -30,6 +30,7 @@ MAX_TICKS = 12  # run labels on a chart's x axis; more would overlap, so every k
 HISTORY_PAGE_RUNS = 20
 # Runs before a page read as the baseline of its first steps: a test missing from all of them starts the page unjudged.
 CONTEXT_RUNS = 20
+_CONTEXT_BATCH = 5  # runs before a page read at once: most pages want one, a page of rarer tests up to CONTEXT_RUNS
 
 
 def store_devices(store: Store, chosen: Collection[int] | None = None) -> tuple[Device, ...]:
@@ -64,7 +65,7 @@ def device_page(store: Store, key: str, links: Links, page: int | None = None, p
     window = newest_runs(store, groups, end - start + CONTEXT_RUNS, device.runs - end)  # newest first
     shown = window[:end - start][::-1]
     records = store.get_runs(shown)
-    history = device_history(device, [*_context(window[end - start:], records, store.get_run), *records])
+    history = device_history(device, [*_context(window[end - start:], records, store.get_runs), *records])
     return render_device_page(history, links, page, parts, shown)
 
 
@@ -72,7 +73,8 @@ def page_history(device: Device, page: int, read: Callable[[int], RunRecord | No
     """The history of one page's runs of a device whose runs are listed, judged against the runs just before them
     (`read`: a run's record by its id, None for a run that cannot be read, which the history leaves out)."""
     records = [record for run_id in page_runs(device, page) if (record := read(run_id)) is not None]
-    return device_history(device, [*_context(context_runs(device, page)[::-1], records, read), *records])
+    return device_history(device, [*_context(context_runs(device, page)[::-1], records, lambda run_ids: [
+        record for run_id in run_ids if (record := read(run_id)) is not None]), *records])
 
 
 def context_runs(device: Device, page: int) -> tuple[int, ...]:
@@ -82,19 +84,19 @@ def context_runs(device: Device, page: int) -> tuple[int, ...]:
 
 
 def _context(before: Sequence[int], records: list[RunRecord],
-             read: Callable[[int], RunRecord | None]) -> list[RunRecord]:
+             read: Callable[[Sequence[int]], list[RunRecord]]) -> list[RunRecord]:
     """The runs just before the page's `records` (`before`: their ids, newest first), so that the page's first steps
-    are judged against their runs: read until each test of the page has its previous run, or all of them were."""
-    if not records:
-        return []
+    are judged against their runs: read a few at a time (`read`: the records of those ids that can be read) until
+    each test of the page has its previous run, or all of them were."""
     wanted = {key for record in records for key in planned_units(record)}
-    context = []
-    for run_id in before:
+    context: list[RunRecord] = []
+    for first in range(0, len(before), _CONTEXT_BATCH):
         if not wanted:
             break
-        if (record := read(run_id)) is not None:
-            context.append(record)
-            wanted -= planned_units(record).keys()
+        for record in read(before[first:first + _CONTEXT_BATCH]):
+            if wanted:
+                context.append(record)
+                wanted -= planned_units(record).keys()
     return context[::-1]
 
 
