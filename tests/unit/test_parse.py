@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from disklab.errors import FioError
 from disklab.fio.parse import parse_fio_output
@@ -78,3 +80,13 @@ def test_latency_bins_of_each_direction_from_one_parse_are_the_document_s_and_re
         with pytest.raises(TypeError):
             first[1.0] = 1
         assert latency_bins(text, direction) is first and first == expected
+
+
+@given(bins=st.dictionaries(st.integers(0, 10**12).map(float), st.sampled_from([0, 1, 2, 7, 10**12]), max_size=60))
+def test_the_percentiles_of_a_histogram_are_each_shares_first_bin_to_reach_it(bins):
+    """All five from one sort and a running count, as the first bin that reaches each share one by one would give."""
+    from disklab.fio.histogram import histogram_percentile, histogram_percentiles
+    from disklab.fio.parse import PERCENTILES
+
+    one_by_one = {ours: histogram_percentile(bins, float(theirs) / 100) for theirs, ours in PERCENTILES.items()}
+    assert histogram_percentiles(bins) == {key: value for key, value in one_by_one.items() if value is not None}

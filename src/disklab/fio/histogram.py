@@ -2,6 +2,10 @@
 share. Shared by the live line (the bins of one status interval), by hosts/ (bins merged across hosts) and by the
 analysis (passes pooled); and the I/Os slower than a deadline, which reports count."""
 
+from bisect import bisect_left
+from collections.abc import Mapping
+from itertools import accumulate
+
 from disklab.fio.parse import PERCENTILES, latency_bins
 
 
@@ -16,20 +20,16 @@ def histogram_percentile(bins: dict[float, int], share: float) -> float | None:
     return None
 
 
-def histogram_percentiles(bins: dict[float, int]) -> dict[str, float]:
+def histogram_percentiles(bins: Mapping[float, int]) -> dict[str, float]:
     """fio's percentiles (keys as disklab stores them) of a latency histogram: histogram_percentile of each share,
-    in one pass over the sorted bins (a device's history page takes thousands)."""
-    total = sum(bins.values())
-    wanted = sorted((float(theirs) / 100 * total, ours) for theirs, ours in PERCENTILES.items())
-    found, seen, next_wanted = {}, 0, 0
-    for value, count in sorted(bins.items()):
-        seen += count
-        while next_wanted < len(wanted) and seen >= wanted[next_wanted][0]:
-            found[wanted[next_wanted][1]] = value
-            next_wanted += 1
-        if next_wanted == len(wanted):
-            break
-    return {ours: found[ours] for ours in PERCENTILES.values() if ours in found}
+    from one sort and one running count of the bins, searched by bisection (a device's history page takes
+    hundreds)."""
+    if not bins:
+        return {}
+    values, counts = zip(*sorted(bins.items()))
+    running = list(accumulate(counts))
+    return {ours: values[bisect_left(running, float(theirs) / 100 * running[-1])]
+            for theirs, ours in PERCENTILES.items()}
 
 
 def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
