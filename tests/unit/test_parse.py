@@ -90,3 +90,16 @@ def test_the_percentiles_of_a_histogram_are_each_shares_first_bin_to_reach_it(bi
 
     one_by_one = {ours: histogram_percentile(bins, float(theirs) / 100) for theirs, ours in PERCENTILES.items()}
     assert histogram_percentiles(bins) == {key: value for key, value in one_by_one.items() if value is not None}
+
+
+@given(histograms=st.lists(st.dictionaries(st.integers(0, 10**6).map(float), st.sampled_from([0, 1, 3, 10**9]),
+                                           max_size=20), max_size=4))
+def test_histograms_pooled_have_the_percentiles_of_their_sum(histograms):
+    """The passes of a test pooled without adding their bins first: a value in several counted as their sum."""
+    from disklab.fio.histogram import histogram_percentiles
+
+    summed: dict[float, int] = {}
+    for bins in histograms:
+        for value, count in bins.items():
+            summed[value] = summed.get(value, 0) + count
+    assert histogram_percentiles(*histograms) == histogram_percentiles(summed)

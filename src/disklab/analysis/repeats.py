@@ -2,7 +2,7 @@
 latencies of several directions or repeats pool: the mean over every I/O (fio's total latency over its I/O count),
 and percentiles of the passes' json+ histograms merged (fio's bins add exactly), never averaged."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from disklab.analysis.stats import Summary, centred_on, summarize, weighted_summarize
@@ -55,10 +55,10 @@ class PooledPercentiles:
     ios: int
 
 
-def merged_latency_bins(tests: Sequence[StoredTest], directions: Sequence[str]) -> dict[float, int] | None:
-    """fio's json+ completion-latency histograms of the tests' directions, added (ns -> I/O count); None where one
+def latency_histograms(tests: Sequence[StoredTest], directions: Sequence[str]) -> list[Mapping[float, int]] | None:
+    """fio's json+ completion-latency histogram (ns -> I/O count) of each of the tests' directions; None where one
     has no bins (json output, imported output without them, pgbench's)."""
-    merged: dict[float, int] = {}
+    histograms = []
     for test in tests:
         for direction in directions:
             if not any(m.direction == direction for m in test.metrics):
@@ -69,20 +69,31 @@ def merged_latency_bins(tests: Sequence[StoredTest], directions: Sequence[str]) 
                 bins = None
             if bins is None:
                 return None
-            for value, count in bins.items():
-                merged[value] = merged.get(value, 0) + count
+            histograms.append(bins)
+    return histograms
+
+
+def merged_latency_bins(tests: Sequence[StoredTest], directions: Sequence[str]) -> dict[float, int] | None:
+    """The tests' histograms (latency_histograms) added into one."""
+    histograms = latency_histograms(tests, directions)
+    if histograms is None:
+        return None
+    merged: dict[float, int] = {}
+    for bins in histograms:
+        for value, count in bins.items():
+            merged[value] = merged.get(value, 0) + count
     return merged
 
 
 def pooled_percentiles(tests: Sequence[StoredTest], directions: Sequence[str]) -> PooledPercentiles | None:
     """The percentiles of every I/O of `tests` in `directions`; None where they did no I/O."""
-    merged = merged_latency_bins(tests, directions)
-    if merged is None:
+    histograms = latency_histograms(tests, directions)
+    if histograms is None:
         return _largest_of_passes(tests, directions)
-    ios = sum(merged.values())
+    ios = sum(sum(bins.values()) for bins in histograms)
     if not ios:
         return None
-    found = histogram_percentiles(merged)
+    found = histogram_percentiles(*histograms)
     return PooledPercentiles({k: v for k, v in found.items() if supported(k, ios)}, ios)
 
 

@@ -4,7 +4,7 @@ analysis (passes pooled); and the I/Os slower than a deadline, which reports cou
 
 from bisect import bisect_left
 from collections.abc import Mapping
-from itertools import accumulate
+from itertools import accumulate, chain
 
 from disklab.fio.parse import PERCENTILES, latency_bins
 
@@ -20,13 +20,14 @@ def histogram_percentile(bins: dict[float, int], share: float) -> float | None:
     return None
 
 
-def histogram_percentiles(bins: Mapping[float, int]) -> dict[str, float]:
-    """fio's percentiles (keys as disklab stores them) of a latency histogram: histogram_percentile of each share,
-    from one sort and one running count of the bins, searched by bisection (a device's history page takes
-    hundreds)."""
-    if not bins:
+def histogram_percentiles(*histograms: Mapping[float, int]) -> dict[str, float]:
+    """fio's percentiles (keys as disklab stores them) of a latency histogram, or of several pooled (the passes of a
+    test): histogram_percentile of each share, from one sort of their bins (a value in several is counted at once,
+    its bins side by side) and a running count, searched by bisection (a device's history page takes hundreds)."""
+    pooled = sorted(chain.from_iterable(histogram.items() for histogram in histograms))
+    if not pooled:
         return {}
-    values, counts = zip(*sorted(bins.items()))
+    values, counts = zip(*pooled)
     running = list(accumulate(counts))
     return {ours: values[bisect_left(running, float(theirs) / 100 * running[-1])]
             for theirs, ours in PERCENTILES.items()}
