@@ -321,7 +321,8 @@ def test_note_text(store, text, run, clear):
     """A note kept whole and read back as given (white space around it dropped), or refused in one line with the
     store unchanged."""
     before = snapshot(store)
-    result = CliRunner().invoke(cli, ["--db", str(store), "note", run, text, *(["--clear"] if clear else [])])
+    # After "--", as a user writes a note that starts with a dash ("-h" is otherwise the help)
+    result = CliRunner().invoke(cli, ["--db", str(store), "note", *(["--clear"] if clear else []), run, "--", text])
     assert_clean(result)
     if result.exit_code:
         assert snapshot(store) == before, "a refused note changed the store"
