@@ -112,7 +112,7 @@ class Site:
 
     def files(self) -> int:
         """The files of the site, its manifest with them."""
-        runs = sum(len(run_files(run_id, entry.tests)) for run_id, entry in self.runs.items())
+        runs = sum(len(run_files(run_id, entry)) for run_id, entry in self.runs.items())
         comparisons = {pair for entry in self.devices.values() for pair in entry.pairs}
         return runs + len(self.devices) + len(comparisons) + len(LISTS) + 1
 
@@ -217,8 +217,8 @@ def _write_run(site: Site, store: Store, run_id: int, read: Callable[[int], RunR
     for test in record.tests:
         site.write(page(root.job_file(run_id, test.id)), test.jobfile)
         site.write(page(root.fio_output(run_id, test.id)), test.fio_output)
-    site.runs[run_id] = RunEntry(fingerprint if len(site.problems) == problems else None,
-                                 tuple(test.id for test in record.tests))
+    site.runs[run_id] = RunEntry.of(fingerprint if len(site.problems) == problems else None,
+                                    [test.id for test in record.tests])
 
 
 def page(link: str) -> str:

@@ -72,7 +72,7 @@ def _replaced(site: Site) -> set[str]:
     """The files drawn that the earlier site has."""
     earlier = site.earlier
     runs = [name for run_id, entry in site.runs.items() if (before := earlier.runs.get(run_id)) not in (None, entry)
-            for name in run_files(run_id, before.tests)]
+            for name in run_files(run_id, before)]
     return {*_LAST, *runs, *earlier.devices, *(comparison_file(pair) for pair in site.compared & earlier.comparisons)}
 
 
@@ -83,8 +83,8 @@ def _stale(earlier: Earlier, site: Site) -> list[str]:
     for run_id, entry in earlier.runs.items():
         now = site.runs.get(run_id)
         if now is None or now.tests != entry.tests:
-            kept = set() if now is None else set(run_files(run_id, now.tests))
-            names += [name for name in run_files(run_id, entry.tests) if name not in kept]
+            kept = set() if now is None else set(run_files(run_id, now))
+            names += [name for name in run_files(run_id, entry) if name not in kept]
     names += sorted(set(earlier.devices) - set(site.devices))
     linked = {pair for entry in site.devices.values() for pair in entry.pairs}
     return names + [comparison_file(pair) for pair in sorted(earlier.comparisons - linked)]
@@ -97,7 +97,7 @@ def _pending(site: Site) -> dict:
     runs = dict(earlier.runs)
     for run_id, entry in site.runs.items():
         if (before := earlier.runs.get(run_id)) != entry:
-            runs[run_id] = RunEntry(None, _both(before.tests if before else None, entry.tests))
+            runs[run_id] = _both(before, entry)
     devices = dict(earlier.devices)
     for name, entry in site.devices.items():
         if (before := earlier.devices.get(name)) != entry:
@@ -105,11 +105,11 @@ def _pending(site: Site) -> dict:
     return manifest_document(runs, devices, {*earlier.undrawn, *site.compared})
 
 
-def _both(first: tuple[int, ...] | None, second: tuple[int, ...] | None) -> tuple[int, ...] | None:
-    """The tests whose files either of two publishes of a run wrote (None: neither wrote more than its page)."""
-    if first is None and second is None:
-        return None
-    return tuple(sorted({*(first or ()), *(second or ())}))
+def _both(before: RunEntry | None, now: RunEntry) -> RunEntry:
+    """A run with no fingerprint and the files either of two publishes of it wrote."""
+    if (before is None or before.tests is None) and now.tests is None:
+        return RunEntry(None, None)
+    return RunEntry.of(None, [*(before.test_ids() if before else ()), *now.test_ids()])
 
 
 def _run_folders(names: Iterable[str]) -> list[str]:

@@ -16,7 +16,7 @@ version (its pages may be drawn otherwise) or of an older format is not trusted:
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import unquote
 
@@ -32,27 +32,64 @@ MANIFEST = ".disklab-publish.json"
 # Bump when the manifest changes shape. 1: the files written, relative to the folder. 2: and the disklab version,
 # each page's fingerprint ("fingerprints": {file: hash}) and the comparisons each device page links to ("links").
 # 3: no list of files, which took 170 MB at 100,000 runs: each run's fingerprint and its tests' ids (its files'
-# names follow from them), each device page's fingerprint and the comparisons it links to, and the comparisons
-# whose page could not be drawn whole; a comparison's fingerprint follows from its runs'.
+# names follow from them), each device page's fingerprint and the comparisons it links to, each as one string (8 MB
+# at 100,000 runs), and the comparisons whose page could not be drawn whole; a comparison's fingerprint follows
+# from its runs'.
 MANIFEST_VERSION = 3
 LISTS = (INDEX, DEVICES) = ("index.html", "devices/index.html")  # drawn every time
 
 
 @dataclass(frozen=True)
 class RunEntry:
-    """A run as published: its fingerprint (None: drawn again next time) and its tests' ids (None: its page only,
-    one that says why it could not be drawn)."""
+    """A run as published: its fingerprint (None: drawn again next time) and its tests' ids as (first, count) runs
+    of consecutive ids, as a run's tests are stored (None: its page only, one that says why it could not be drawn).
+    In the manifest: "FINGERPRINT|FIRST+COUNT,...", or "FINGERPRINT|page"."""
 
     fingerprint: str | None
-    tests: tuple[int, ...] | None
+    tests: tuple[tuple[int, int], ...] | None
+
+    @classmethod
+    def of(cls, fingerprint: str | None, test_ids: Iterable[int] | None) -> "RunEntry":
+        if test_ids is None:
+            return cls(fingerprint, None)
+        ranges: list[list[int]] = []
+        for test_id in sorted(set(test_ids)):
+            if ranges and ranges[-1][0] + ranges[-1][1] == test_id:
+                ranges[-1][1] += 1
+            else:
+                ranges.append([test_id, 1])
+        return cls(fingerprint, tuple((first, count) for first, count in ranges))
+
+    def test_ids(self) -> list[int]:
+        return [first + n for first, count in self.tests or () for n in range(count)]
+
+    def encoded(self) -> str:
+        tests = "page" if self.tests is None else ",".join(f"{first}+{count}" for first, count in self.tests)
+        return f"{self.fingerprint or ''}|{tests}"
+
+    @classmethod
+    def decoded(cls, text: str) -> "RunEntry":
+        fingerprint, _, tests = text.partition("|")
+        return cls(fingerprint or None, None if tests == "page" else tuple(
+            (int(first), int(count)) for first, _, count in (run.partition("+") for run in tests.split(",") if run)))
 
 
 @dataclass(frozen=True)
 class DeviceEntry:
-    """A page of a device's history as published: its fingerprint and the comparisons it links to."""
+    """A page of a device's history as published: its fingerprint and the comparisons it links to. In the
+    manifest: "FINGERPRINT|A,B A,B ..."."""
 
     fingerprint: str | None
     pairs: tuple[tuple[int, int], ...]
+
+    def encoded(self) -> str:
+        return f"{self.fingerprint or ''}|{' '.join(f'{first},{second}' for first, second in self.pairs)}"
+
+    @classmethod
+    def decoded(cls, text: str) -> "DeviceEntry":
+        fingerprint, _, pairs = text.partition("|")
+        return cls(fingerprint or None, tuple((int(first), int(second)) for first, _, second in
+                                              (pair.partition(",") for pair in pairs.split())))
 
 
 @dataclass(frozen=True)
@@ -89,15 +126,16 @@ class Earlier:
         if self.listed is not None:
             return self.listed
         return frozenset((*LISTS, *self.devices, *(comparison_file(pair) for pair in self.comparisons),
-                          *(name for run_id, entry in self.runs.items() for name in run_files(run_id, entry.tests))))
+                          *(name for run_id, entry in self.runs.items() for name in run_files(run_id, entry))))
 
 
-def run_files(run_id: int, tests: Sequence[int] | None) -> list[str]:
+def run_files(run_id: int, entry: RunEntry) -> list[str]:
     """The files of a run's page and its downloads (web/publish_pages.py writes them), its page last."""
     root = StaticLinks(0)
-    downloads = [] if tests is None else [
+    downloads = [] if entry.tests is None else [
         root.suite_file(run_id), *(root.figures(run_id, form) for form in FIGURE_TYPES),
-        *(name for test_id in tests for name in (root.job_file(run_id, test_id), root.fio_output(run_id, test_id)))]
+        *(name for test_id in entry.test_ids()
+          for name in (root.job_file(run_id, test_id), root.fio_output(run_id, test_id)))]
     return [unquote(link) for link in (*downloads, root.run(run_id))]
 
 
@@ -112,12 +150,9 @@ def read_manifest(document: Mapping, full: bool) -> Earlier:
         return Earlier(listed=frozenset(name for name in document.get("files", ()) if isinstance(name, str)))
     try:
         earlier = Earlier(
-            True,
-            {int(run_id): RunEntry(_fingerprint(fingerprint), None if tests is None else tuple(_ids(tests)))
-             for run_id, (fingerprint, tests) in document["runs"].items()},
-            {str(name): DeviceEntry(_fingerprint(fingerprint), tuple((int(a), int(b)) for a, b in pairs))
-             for name, (fingerprint, pairs) in document["devices"].items()},
-            frozenset((int(a), int(b)) for a, b in document["undrawn"]))
+            True, {int(run_id): RunEntry.decoded(text) for run_id, text in document["runs"].items()},
+            {str(name): DeviceEntry.decoded(text) for name, text in document["devices"].items()},
+            frozenset((int(first), int(second)) for first, second in document["undrawn"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"not a manifest of format {MANIFEST_VERSION}: {exc}") from None
     if full or document.get("format_version") != MANIFEST_VERSION or document.get("disklab_version") != __version__:
@@ -128,32 +163,9 @@ def read_manifest(document: Mapping, full: bool) -> Earlier:
 def manifest_document(runs: Mapping[int, RunEntry], devices: Mapping[str, DeviceEntry],
                       undrawn: Collection[tuple[int, int]]) -> dict:
     return {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "disklab_version": __version__,
-            "runs": {str(run_id): [entry.fingerprint, None if entry.tests is None else _ranges(entry.tests)]
-                     for run_id, entry in sorted(runs.items())},
-            "devices": {name: [entry.fingerprint, [list(pair) for pair in entry.pairs]]
-                        for name, entry in sorted(devices.items())},
+            "runs": {str(run_id): entry.encoded() for run_id, entry in sorted(runs.items())},
+            "devices": {name: entry.encoded() for name, entry in sorted(devices.items())},
             "undrawn": sorted(list(pair) for pair in undrawn)}
-
-
-def _fingerprint(value) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{value!r} is no fingerprint")
-    return value
-
-
-def _ranges(ids: Sequence[int]) -> list[list[int]]:
-    """Test ids as [first, count] runs of consecutive ids: a run's tests are stored one after the other."""
-    ranges: list[list[int]] = []
-    for test_id in ids:
-        if ranges and ranges[-1][0] + ranges[-1][1] == test_id:
-            ranges[-1][1] += 1
-        else:
-            ranges.append([test_id, 1])
-    return ranges
-
-
-def _ids(ranges) -> list[int]:
-    return [int(first) + n for first, count in ranges for n in range(int(count))]
 
 
 def run_fingerprints(store, infos: Sequence[RunInfo]) -> dict[int, str | None]:
