@@ -184,7 +184,7 @@ def _move(source: _Folders, target: _Folders, name: str) -> None:
 
 def _write(target: _Folders, scratch: _Folders, name: str, text: str) -> None:
     """A file of the site's root written whole beside in the scratch folder and renamed over its name."""
-    descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644, dir_fd=scratch.open(""))
+    descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666, dir_fd=scratch.open(""))
     with open(descriptor, "w", encoding="utf-8") as out:
         out.write(text)
     _move(scratch, target, name)

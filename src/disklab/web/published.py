@@ -47,6 +47,7 @@ class RunEntry:
 
     fingerprint: str | None
     tests: tuple[tuple[int, int], ...] | None
+    text: str | None = field(default=None, compare=False, repr=False)  # as the manifest read had it
 
     @classmethod
     def of(cls, fingerprint: str | None, test_ids: Iterable[int] | None) -> "RunEntry":
@@ -64,6 +65,8 @@ class RunEntry:
         return [first + n for first, count in self.tests or () for n in range(count)]
 
     def encoded(self) -> str:
+        if self.text is not None:
+            return self.text
         tests = "page" if self.tests is None else ",".join(f"{first}+{count}" for first, count in self.tests)
         return f"{self.fingerprint or ''}|{tests}"
 
@@ -71,7 +74,8 @@ class RunEntry:
     def decoded(cls, text: str) -> "RunEntry":
         fingerprint, _, tests = text.partition("|")
         return cls(fingerprint or None, None if tests == "page" else tuple(
-            (int(first), int(count)) for first, _, count in (run.partition("+") for run in tests.split(",") if run)))
+            (int(first), int(count)) for first, _, count in (run.partition("+") for run in tests.split(",") if run)),
+            text)
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,8 @@ def read_manifest(document: Mapping, full: bool) -> Earlier:
 def manifest_document(runs: Mapping[int, RunEntry], devices: Mapping[str, DeviceEntry],
                       undrawn: Collection[tuple[int, int]]) -> dict:
     return {"format": "disklab-publish", "format_version": MANIFEST_VERSION, "disklab_version": __version__,
-            "runs": {str(run_id): entry.encoded() for run_id, entry in sorted(runs.items())},
-            "devices": {name: entry.encoded() for name, entry in sorted(devices.items())},
+            "runs": {str(run_id): runs[run_id].encoded() for run_id in sorted(runs)},
+            "devices": {name: devices[name].encoded() for name in sorted(devices)},
             "undrawn": sorted(list(pair) for pair in undrawn)}
 
 
