@@ -6,8 +6,9 @@ Run by hand (not part of the tests):
     .venv/bin/python bench/publish_update.py --store /var/tmp/disklab-lab-store-schema11-v2-100000runs.db
 
 The site it updates is made up, not drawn: a manifest that records every run but the store's newest as published
-with its fingerprint as it is now (each with 8 tests) and every page of every device's history with its own (its
-comparisons left out), and the runs list of those runs drawn once. Then it times what `disklab publish` does
+with its fingerprint as it is now (each with 8 tests) and every page of every device's history with its own (the
+comparisons of the pages the new run changes as they are, the others' left out), and the runs list of those runs
+drawn once. Then it times what `disklab publish` does
 into that folder, step by step: the runs read, the manifest read, the pages drawn (the new run's, its device's
 newest page, the devices page and the runs list), the update in place. The store is only read.
 """
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from disklab.store.repository import Store
-from disklab.web.history import history_pages, store_devices
+from disklab.web.history import history_pages, page_history, page_pairs, store_devices
 from disklab.web.links import StaticLinks
 from disklab.web.publish_pages import Site, _index, page, write_site
 from disklab.web.publish_update import update_in_place
@@ -38,12 +39,16 @@ def made_up_site(store: Store, folder: Path) -> None:
     published = {run_id: RunEntry.of(fingerprint, range(run_id * 8, run_id * 8 + 8))
                  for run_id, fingerprint in runs.items() if run_id != newest}
     before = {run_id: fingerprint for run_id, fingerprint in runs.items() if run_id != newest}
-    devices = {}
+    devices, after = {}, {device.key: device for device in store_devices(store, set(runs))}
     for device in store_devices(store, set(before)):
         pages = history_pages(device)
         for number in range(1, pages + 1):
             name = page(StaticLinks(0).device(device.key, None if number == pages else number))
-            devices[name] = DeviceEntry(device_page_fingerprint(device, number, before), ())
+            fingerprint = device_page_fingerprint(device, number, before)
+            # The comparisons of the pages the new run changes, as drawn (their runs are the same): kept.
+            changes = number > history_pages(after[device.key]) - 2
+            pairs = page_pairs(page_history(device, number, store.get_run), number) if changes else ()
+            devices[name] = DeviceEntry(fingerprint, tuple(sorted(pairs)))
     folder.mkdir()
     (folder / INDEX).write_text(_index(Site(folder, folder, Earlier()), store, infos[1:], runs))
     (folder / MANIFEST).write_text(json.dumps(manifest_document(published, devices, ())))
