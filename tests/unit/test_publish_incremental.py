@@ -5,6 +5,9 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -166,23 +169,88 @@ def _links_of(page: Path) -> set[Path]:
             if not urlsplit(target).scheme and urlsplit(target).path}
 
 
+def assert_whole_and_linked(site: Path, label) -> None:
+    """Every page reachable from the runs list and the devices page is whole, and each of its links a file."""
+    reachable, seen = [site / "index.html", site / "devices/index.html"], set()
+    while reachable:
+        page = reachable.pop()
+        if page in seen:
+            continue
+        seen.add(page)
+        assert page.read_text().rstrip().endswith("</html>"), (label, page)
+        for target in _links_of(page):
+            assert target.is_file(), (label, page, target)
+            if target.suffix == ".html":
+                reachable.append(target)
+
+
+def changed_store(db: Path, site: Path, full: Path) -> None:
+    """A site of two devices published, then a run added to one, a device added and one removed, a run renamed;
+    `full`: the store as it is now published --full."""
+    with Store(db) as store:
+        for day in range(1, 6):
+            run_at(store, day, around(1000 + day), disk_env())
+        real_run(store, 6, disk_env(serial="S2"))
+        publish(store, site)
+        (site / "notes.txt").write_text("the lab's own")
+        run_at(store, 7, around(1007), disk_env())  # a new run: a new page of its device's history
+        real_run(store, 8, disk_env(serial="S3"))  # a new device
+        store.rename_run(2, "renamed")
+        store.delete_runs([6])  # a device gone, and its files
+        publish(store, full, full=True)
+
+
+# A publish in a process of its own that SIGKILLs itself after so many renames or removals of an update in place.
+_KILLED_AFTER = """
+import os, signal, sys
+from pathlib import Path
+from disklab.store.repository import Store
+from disklab.web import publish_update
+from disklab.web.publish import publish
+done, original = 0, {name: getattr(publish_update, name) for name in ("_move", "_remove", "_write")}
+def counted(name):
+    def step(*args):
+        global done
+        if done == int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+        done += 1
+        return original[name](*args)
+    return step
+for name in original:
+    setattr(publish_update, name, counted(name))
+with Store(sys.argv[1], read_only=True) as store:
+    publish(store, Path(sys.argv[2]))
+"""
+
+
+def test_a_publish_updating_the_site_in_place_killed_leaves_it_whole_and_the_next_one_finishes_and_cleans_up(
+        tmp_path):
+    """A real SIGKILL (nothing of the publish runs after it): what it left beside the site is removed by the next
+    publish, which makes the site a --full publish makes."""
+    db, base, full = tmp_path / "results.db", tmp_path / "base", tmp_path / "full"
+    changed_store(db, base, full)
+    for killed_after in (0, 1, 5, 15, 25):
+        site = tmp_path / f"site-{killed_after}"
+        shutil.copytree(base, site, symlinks=True)
+        child = subprocess.run([sys.executable, "-c", _KILLED_AFTER, str(db), str(site), str(killed_after)],
+                               capture_output=True, text=True, timeout=300)
+        assert child.returncode == -signal.SIGKILL, child.stderr
+        assert_whole_and_linked(site, killed_after)
+        assert [p for p in tmp_path.iterdir() if p.name.startswith(f"{site.name}.disklab-new-")], "left beside it"
+        with Store(db, read_only=True) as store:
+            publish(store, site)
+        assert tree(site) == {**tree(full), "notes.txt": "the lab's own"}, killed_after
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(f"{site.name}.disklab-")], killed_after
+
+
 def test_a_publish_updating_the_site_in_place_stopped_at_any_step_leaves_it_whole_and_the_next_finishes(
         tmp_path, paged, monkeypatch):
     """Stopped after each rename or removal of an update in place (as by a kill: nothing more is done): every file
     is whole, every link of every page reachable from the runs list and the devices page leads to a file of the
     site, the lab's own file is there; and the next publish makes the site a --full publish makes."""
     db, base, full = tmp_path / "results.db", tmp_path / "base", tmp_path / "full"
-    with Store(db) as store:
-        for day in range(1, 6):
-            run_at(store, day, around(1000 + day), disk_env())
-        real_run(store, 6, disk_env(serial="S2"))
-        publish(store, base)
-        (base / "notes.txt").write_text("the lab's own")
-        run_at(store, 7, around(1007), disk_env())  # a new run: a new page of its device's history
-        real_run(store, 8, disk_env(serial="S3"))  # a new device
-        store.rename_run(2, "renamed")
-        store.delete_runs([6])  # a device gone, and its files
-        publish(store, full, full=True)
+    changed_store(db, base, full)
+    with Store(db, read_only=True) as store:
         steps, stopped_at = 0, 0
         original = {name: getattr(publish_update, name) for name in ("_move", "_remove", "_write")}
 
@@ -207,17 +275,7 @@ def test_a_publish_updating_the_site_in_place_stopped_at_any_step_leaves_it_whol
                     break  # every step done
                 except KeyboardInterrupt:
                     pass
-            reachable, seen = [site / "index.html", site / "devices/index.html"], set()
-            while reachable:
-                page = reachable.pop()
-                if page in seen:
-                    continue
-                seen.add(page)
-                assert page.read_text().rstrip().endswith("</html>"), (stopped_at, page)
-                for target in _links_of(page):
-                    assert target.is_file(), (stopped_at, page, target)
-                    if target.suffix == ".html":
-                        reachable.append(target)
+            assert_whole_and_linked(site, stopped_at)
             assert (site / "notes.txt").read_text() == "the lab's own"
             publish(store, site)
             assert tree(site) == {**tree(full), "notes.txt": "the lab's own"}, stopped_at

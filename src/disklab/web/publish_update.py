@@ -71,7 +71,8 @@ def _ordered(names: Iterable[str], replaced: set[str]) -> list[str]:
 def _replaced(site: Site) -> set[str]:
     """The files drawn that the earlier site has."""
     earlier = site.earlier
-    runs = [name for run_id, entry in site.runs.items() if (before := earlier.runs.get(run_id)) not in (None, entry)
+    runs = [name for run_id, entry in site.runs.items()
+            if (before := earlier.runs.get(run_id)) is not None and before is not entry  # drawn, not kept
             for name in run_files(run_id, before)]
     return {*_LAST, *runs, *earlier.devices, *(comparison_file(pair) for pair in site.compared & earlier.comparisons)}
 
@@ -96,11 +97,11 @@ def _pending(site: Site) -> dict:
     earlier = site.earlier
     runs = dict(earlier.runs)
     for run_id, entry in site.runs.items():
-        if (before := earlier.runs.get(run_id)) != entry:
+        if (before := earlier.runs.get(run_id)) is not entry:  # drawn, not kept
             runs[run_id] = _both(before, entry)
     devices = dict(earlier.devices)
     for name, entry in site.devices.items():
-        if (before := earlier.devices.get(name)) != entry:
+        if (before := earlier.devices.get(name)) is not entry:
             devices[name] = DeviceEntry(None, tuple(sorted({*(before.pairs if before else ()), *entry.pairs})))
     return manifest_document(runs, devices, {*earlier.undrawn, *site.compared})
 
