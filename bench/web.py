@@ -20,8 +20,9 @@ removes (the tests' tests/pgserver.py, fsync off: the store is only read while t
 renderer (a run's page, a comparison, a device's history page ...): min / median / max per kind, and the whole publish
 (reading, rendering, every file written) divided by the pages it wrote. Then it times publishing one new run into
 the published site, --rounds times: the first publish leaves the store's newest runs out (--exclude, one a round),
-and each round publishes again with one of them more, as if it had just been stored (the store is only read); and
-a --full publish of the same site beside it.
+and each round publishes again with one of them more, as if it had just been stored (the store is only read): the
+site updated in place; and a --full publish of the same site beside it (drawn whole and swapped in).
+bench/publish_update.py times one new run into sites too large to publish whole (100,000 runs).
 """
 
 import argparse

@@ -66,6 +66,7 @@ from disklab.web.history import device_page, history_pages, store_devices
 from disklab.web.links import ServerLinks
 from disklab.web.pages import render_compare_page, render_run_page
 from disklab.web.publish import publish
+from disklab.web.published import MANIFEST, read_manifest
 
 # --- odd values -------------------------------------------------------------------------------------------------
 
@@ -688,7 +689,7 @@ def check_publish(store: Store, folder: Path, records) -> None:
     published = publish(store, folder)
     assert published.problems == ()
     assert (published.runs, published.devices) == (len(records), len(store_devices(store)))
-    written = json.loads((folder / ".disklab-publish.json").read_text())["files"]
+    written = read_manifest(json.loads((folder / MANIFEST).read_text()), False).files()
     assert all((folder / name).is_file() for name in written)
     for record in records:
         assert f"runs/{record.info.id}.html" in written

@@ -23,6 +23,7 @@ from disklab.fio.parse import parse_fio_output
 from disklab.store.repository import Store
 from tests.conftest import fixture_text
 from disklab.web import publish as site_module
+from disklab.web.published import read_manifest
 from tests.unit.test_compare import DEFAULTS, job, stored_run
 from tests.unit.test_history import around, disk_env, run_at
 from tests.unit.test_store import new_run
@@ -188,6 +189,9 @@ def dead_pid() -> int:
 
 
 def test_a_link_planted_in_the_site_is_never_written_through_nor_its_target_removed(db, tmp_path):
+    """Updated in place, the site's pages that did not change are not looked at (a link planted there stays as it
+    is, nothing read or written through it); a folder the update needs that is a link makes publish write the
+    site whole, and the links under publish's names are gone."""
     site, outside = tmp_path / "site", tmp_path / "outside"
     assert publish(db, site).exit_code == 0
     outside.mkdir()
@@ -205,12 +209,18 @@ def test_a_link_planted_in_the_site_is_never_written_through_nor_its_target_remo
     before = site_state(outside)
     with Store(db) as store:
         store.delete_runs([4])
+    result = publish(db, site)  # in place: run 4's files removed, runs 1 to 3 and their comparison unchanged
+    assert result.exit_code == 0, result.output
+    assert site_state(outside) == before, "nothing written or removed outside the site"
+    assert not os.path.lexists(site / "runs/4") and not (site / "runs/4.html").exists()
+    assert (site / "runs/1.html").is_symlink() and (site / "compare").is_symlink(), "not looked at"
+    with Store(db) as store:
+        store.rename_run(1, "renamed")  # its page and its comparison drawn again: one is to go into `compare`
     result = publish(db, site)
     assert result.exit_code == 0, result.output
     assert site_state(outside) == before, "nothing written or removed outside the site"
-    assert not (site / "runs/1.html").is_symlink() and (site / "runs/1.html").read_text().startswith("<!DOCTYPE")
+    assert not (site / "runs/1.html").is_symlink() and "renamed" in (site / "runs/1.html").read_text()
     assert not (site / "compare").is_symlink() and (site / "compare/1,2.html").is_file()
-    assert not os.path.lexists(site / "runs/4") and not (site / "runs/4.html").exists()
     assert os.readlink(site / "elsewhere") == str(outside), "a link of the lab's own stays a link"
     assert (site / "empty").is_dir() and stat.S_IMODE(site.stat().st_mode) == 0o751
     assert leftovers(site) == []
@@ -291,7 +301,7 @@ def named_store(path: Path, prefix: str) -> Path:
 
 def whole_site(site: Path) -> set[str]:
     """The names in the site's manifest; each must be there, and each page complete."""
-    names = set(json.loads((site / ".disklab-publish.json").read_text())["files"])
+    names = set(read_manifest(json.loads((site / ".disklab-publish.json").read_text()), False).files())
     for name in names:
         if name.endswith(".html"):
             assert (site / name).read_text().rstrip().endswith("</html>"), f"{name} is cut short"
@@ -312,7 +322,7 @@ def test_a_killed_publish_leaves_the_previous_site_whole_and_the_next_one_cleans
     page."""
     site = tmp_path / "site"
     first, second = named_store(tmp_path / "a.db", "alpha"), named_store(tmp_path / "b.db", "bravo")
-    command = [sys.executable, "-m", "disklab", "publish", "-o", str(site)]
+    command = [sys.executable, "-m", "disklab", "publish", "--full", "-o", str(site)]  # whole, then swapped in
     baseline = children.start([*command, "--db", str(first)], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(baseline.pid, 0)
     baseline.returncode = os.waitstatus_to_exitcode(status)

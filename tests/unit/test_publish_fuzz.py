@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from disklab.cli.main import cli
 from disklab.store.repository import Store
+from disklab.web.published import read_manifest
 from tests.unit.test_compare import job
 from tests.unit.test_history import disk_env, run_at
 
@@ -58,7 +59,7 @@ def test_every_page_of_a_store_of_odd_text_is_escaped_and_the_site_whole(tmp_pat
     site = folder / "site"
     result = CliRunner().invoke(cli, ["publish", "-o", str(site), "--db", str(db)])
     assert result.exit_code == 0, result.output
-    written = json.loads((site / ".disklab-publish.json").read_text())["files"]
+    written = read_manifest(json.loads((site / ".disklab-publish.json").read_text()), False).files()
     assert {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()} == {*written,
                                                                                       ".disklab-publish.json"}
     assert (site / "runs/1/suite.toml").read_bytes() == suite.encode(), "a download is the stored text"

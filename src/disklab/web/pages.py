@@ -2,7 +2,9 @@
 same renderers; tables and charts come from the HTML report's data model (report/html/model.py), never a second
 way of computing them."""
 
+import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -20,6 +22,7 @@ from disklab.store.repository import Store
 from disklab.web.links import Links
 
 RUNS_PER_PAGE = 50
+_IDS_A_QUERY = 500  # well under any SQL engine's limit of parameters
 # The runs list's columns that sort (store/repository.py's RUN_ORDERS), by the heading they sit under.
 SORTED_BY_HEADING = {"Run": "id", "Name": "name", "Started (UTC)": "started", "Suite": "suite", "Target": "target",
                      "Status": "status", "Host": "host"}
@@ -50,8 +53,17 @@ def list_runs(store: Store, where: RunFilter, order: str = "-id", page: int = 1,
 
 
 def disk_models(store: Store, infos: Sequence[RunInfo]) -> dict[int, str]:
-    """Run id -> the models of the disks under its target, as the runs list shows them."""
-    return {info.id: _disk_models(store.run_values("run_env", info.id)) for info in infos}
+    """Run id -> the models of the disks under its target, as the runs list shows them: from the runs rows'
+    device_env (store/groups.py), a page's runs in one query (a published site's every run in one a few hundred)."""
+    ids = [info.id for info in infos]
+    models = {}
+    for start in range(0, len(ids), _IDS_A_QUERY):
+        chosen = ids[start:start + _IDS_A_QUERY]
+        with store.errors():
+            rows = store.conn.execute(f"SELECT id, device_env FROM runs WHERE id IN ({', '.join('?' * len(chosen))})",
+                                      tuple(chosen)).fetchall()
+        models.update((run_id, _disk_models(json.loads(env))) for run_id, env in rows)
+    return models
 
 
 def _disk_models(env: dict) -> str:
@@ -61,15 +73,34 @@ def _disk_models(env: dict) -> str:
     ))
 
 
-def render_runs_page(listing: RunsListing, links: Links) -> str:
-    rows = [(info, run_cells(info), listing.models.get(info.id, "")) for info in listing.runs]
+def render_runs_page(listing: RunsListing, links: Links, drawn: Mapping[int, str] | None = None) -> str:
+    """The runs list; `drawn`: rows drawn before (run_rows), by run id, used as they are."""
+    from markupsafe import Markup
+
+    drawn = drawn or {}
+    rows = Markup("".join(drawn[info.id] if info.id in drawn else render_run_row(info, listing.models.get(info.id, ""),
+                                                                                  links) for info in listing.runs))
     first = (listing.page - 1) * RUNS_PER_PAGE + 1
     return render_template(
-        "runs.html.j2", links, title="Runs", listing=listing, rows=rows, headings=RUNS_HEADINGS, statuses=RUN_STATUSES,
-        sorted_by=SORTED_BY_HEADING, first=first, last=first + len(rows) - 1,
+        "runs.html.j2", links, title="Runs", listing=listing, rows_html=rows, headings=RUNS_HEADINGS,
+        statuses=RUN_STATUSES, sorted_by=SORTED_BY_HEADING, first=first, last=first + len(listing.runs) - 1,
         sort_link=lambda key: links.runs({**listing.query, "sort": _toggled(listing.order, key)}),
         page_link=lambda page: links.runs({**listing.query, "sort": _kept_order(listing.order), "page": page}),
     )
+
+
+def render_run_row(info: RunInfo, models: str, links: Links) -> str:
+    """One run's row of the runs list, its line ended (a template's last is not)."""
+    return _environment().get_template("runs-row.html.j2").render(
+        links=links, info=info, cells=run_cells(info), models=models, headings=RUNS_HEADINGS) + "\n"
+
+
+_ROW = re.compile(r'    <tr data-run-id="(\d+)">.*?</tr>\n', re.DOTALL)  # a cell's text is escaped: no "</tr>"
+
+
+def run_rows(html: str) -> dict[int, str]:
+    """The rows of a runs list render_runs_page drew, by run id."""
+    return {int(found[1]): found[0] for found in _ROW.finditer(html)}
 
 
 def _toggled(order: str, key: str) -> str:

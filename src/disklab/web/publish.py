@@ -6,20 +6,23 @@ filters, sorts and pages in the browser, and the comparisons written are the one
 device's history); comparing any runs needs `disklab serve` or `disklab report`. A folder that holds files is only
 published into when an earlier publish left its manifest there.
 
-The site is written whole as a new folder beside DIR (DIR.disklab-new-PID) and swapped in by renaming, so a reader
-or a kill at any moment finds the previous site or the new one, never a half-written page: renameat2's exchange
-where the file system has it, else the old folder renamed aside (DIR.disklab-old-PID) just before the new one takes
-its name. What a killed publish left is found by its PID and removed by the next publish into DIR (a site it had set
-aside is put back first). The files of the old folder that no publish wrote (the lab's own notes) move into the new
-one as hard links; the ones publish wrote and no longer writes (a deleted run's) go with the old folder. Nothing is
-ever written or removed through a symbolic link inside DIR: a link is carried over as a link. DIR itself may be a
-link to a folder: it is resolved once, the site is swapped in where it points, and the link is left as it is. DIR
-must not be a mount point, and its parent must be writable, for the new folder is made beside it.
+A folder an earlier publish of this disklab version wrote is updated in place (web/publish_update.py): only the
+pages whose fingerprint (web/published.py) differs from the one the manifest recorded are drawn, into a folder
+beside DIR (DIR.disklab-new-PID) that no reader sees, then each renamed over its name in DIR in an order that never
+breaks a link, the files of runs no longer published removed after the pages that linked to them, the manifest
+last. Nothing else of the site is read or touched: one new run costs its own pages, its device's newest history
+page, their comparisons, the devices page and the runs list (whose other rows are kept), not the whole site.
 
-Publishing again into DIR draws only what changed: a page whose fingerprint (web/published.py) is the one the
-manifest recorded is carried into the new folder as a hard link to the previous site's file, so that one new run
-costs its own pages, its device's newest history page, their comparisons and the two list pages, not the whole
-site. `full` draws every page (as does a manifest of an older format or of another disklab version).
+The first publish into a folder, `full`, and a folder whose manifest is of an older format or another disklab
+version have the site written whole as the new folder and swapped in by renaming, so a reader or a kill at any
+moment finds the previous site or the new one, never a half-written page: renameat2's exchange where the file
+system has it, else the old folder renamed aside (DIR.disklab-old-PID) just before the new one takes its name. The
+files of the old folder that no publish wrote (the lab's own notes) move into the new one as hard links; the ones
+publish wrote and no longer writes (a deleted run's) go with the old folder. What a killed publish left beside DIR
+is found by its PID and removed by the next publish into DIR (a site it had set aside is put back first). Nothing
+is ever written or removed through a symbolic link inside DIR: a link is carried over as a link. DIR itself may be
+a link to a folder: it is resolved once, the site is written where it points, and the link is left as it is. DIR
+must not be a mount point, and its parent must be writable, for the new folder is made beside it.
 """
 
 import ctypes
@@ -29,15 +32,19 @@ import os
 import shutil
 import stat
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from disklab.errors import UserError
 from disklab.store.filters import RunFilter
 from disklab.store.repository import Store
 from disklab.system.leftovers import dead_entries, remove_dead, remove_entry
-from disklab.web.publish_pages import NO_LINKS, Site, write_site
+from disklab.web.publish_pages import Site, write_site
+from disklab.web.publish_update import NotAFolder, update_in_place
 from disklab.web.published import MANIFEST, Earlier, read_manifest
+
+# A file system without hard links (FAT, some FUSE): the lab's own files are copied into the new site instead.
+NO_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EXDEV}
 
 # Beside DIR while a publish runs, each followed by the PID of the publish: the site in the making, and (where the
 # file system cannot exchange two names) the previous site between its two renames.
@@ -61,10 +68,10 @@ class Published:
 def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded: Collection[int] = (),
             full: bool = False) -> Published:
     """Write the site of the runs `where` takes, but the `excluded`, into `folder` (created if missing); refused
-    when it holds files of anything but a publish. The pages an earlier publish into the folder wrote from what is
-    still the same are carried over, the others drawn; `full`: every page drawn. A run, device or comparison that
-    cannot be drawn (a bug) is published as a page that says so, named in `problems`, and the rest of the site is
-    written."""
+    when it holds files of anything but a publish. A folder an earlier publish of this disklab wrote is updated in
+    place, only the pages of what changed drawn (web/publish_update.py); else (or `full`) the site is drawn whole
+    and swapped in. A run, device or comparison that cannot be drawn (a bug) is published as a page that says so,
+    named in `problems`, and the rest of the site is written."""
     shown, folder = folder, _site_folder(folder)
     try:
         _clear_leftovers(folder)
@@ -75,26 +82,39 @@ def publish(store: Store, folder: Path, where: RunFilter = RunFilter(), excluded
     except OSError as exc:
         raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
     try:
-        site = Site(new, shown, folder if earlier.files else None, earlier)
+        infos = [info for info in store.list_runs(None, where) if info.id not in set(excluded)]
+        site, drawn = _drawn(Site(new, shown, earlier, folder), store, infos)
         try:
-            infos = [info for info in store.list_runs(None, where) if info.id not in set(excluded)]
-            runs, devices, comparisons = write_site(site, store, infos)
-            site.record()
-        except OSError as exc:
-            raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
-        finally:
-            site.close()
-        try:
+            if earlier.trusted:
+                try:
+                    update_in_place(site, folder)
+                    return _published(site, drawn)
+                except NotAFolder:  # a folder of the site is a link, or no folder: the site is drawn whole
+                    remove_entry(new)
+                    new.mkdir()
+                    site, drawn = _drawn(Site(new, shown, replace(earlier, trusted=False)), store, infos)
+            site.write(MANIFEST, site.manifest())
             if folder.is_dir():
-                _carry_over(folder, new, earlier.files | {MANIFEST})
+                _carry_over(folder, new, earlier.files() | {MANIFEST})
                 _keep_folder(folder, new)
             _swap_in(new, folder)
         except OSError as exc:
             raise UserError(f"cannot publish into {shown}: {exc.strerror or exc}") from None
-    except BaseException:
-        remove_entry(new)  # the site in the making, or after the exchange the previous one
-        raise
-    return Published(runs, devices, comparisons, len(site.written), tuple(site.problems))
+        return _published(site, drawn)
+    finally:
+        remove_entry(new)  # the drawn files left, the site in the making, or after the exchange the previous one
+
+
+def _drawn(site: Site, store: Store, infos: list) -> tuple[Site, tuple[int, int, int]]:
+    """The site's pages drawn into its folder; the site and its (runs, devices, comparisons)."""
+    try:
+        return site, write_site(site, store, infos)
+    except OSError as exc:
+        raise UserError(f"cannot publish into {site.shown}: {exc.strerror or exc}") from None
+
+
+def _published(site: Site, drawn: tuple[int, int, int]) -> Published:
+    return Published(*drawn, site.files(), tuple(site.problems))
 
 
 def _site_folder(given: Path) -> Path:
@@ -145,10 +165,12 @@ def _earlier(folder: Path, full: bool) -> Earlier:
         raise UserError(f"cannot read {folder}: {exc.strerror or exc}") from None
     except ValueError:
         document = None
-    if not isinstance(document, dict) or document.get("format") != "disklab-publish" \
-            or not isinstance(document.get("files"), list):
-        raise UserError(f"{manifest} is not a disklab publish manifest: publish into a new or empty folder")
-    return read_manifest(document, full)
+    try:
+        if not isinstance(document, dict) or document.get("format") != "disklab-publish":
+            raise ValueError("no manifest")
+        return read_manifest(document, full)
+    except ValueError:
+        raise UserError(f"{manifest} is not a disklab publish manifest: publish into a new or empty folder") from None
 
 
 def _carry_over(old: Path, new: Path, published: Collection[str]) -> None:
