@@ -6,7 +6,7 @@ Apart from repository.py (its size limit); the Store is passed in, as to notes.p
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 # The environment keys that name a run's disks: env/registry.py's "devices" and device.NAME.model / .serial.
@@ -76,3 +76,18 @@ def _of(groups: list[RunGroup]) -> tuple[str, tuple]:
     """The WHERE that takes the runs of `groups` (none for no group), and its parameters."""
     condition = " OR ".join(["(hostname = ? AND target = ? AND device_env = ?)"] * len(groups)) or "FALSE"
     return f" WHERE {condition}", tuple(v for group in groups for v in (group.hostname, group.target, group.device_env))
+
+
+def device_envs(store, run_ids: Sequence[int]) -> dict[int, dict]:
+    """Run id -> the keys naming its disks (device_env), read a few hundred runs a query (a published site's runs
+    list shows every run's disks)."""
+    found = {}
+    for start in range(0, len(run_ids), _IDS_A_QUERY):
+        condition, values = store.dialect.is_one_of("id", tuple(run_ids[start:start + _IDS_A_QUERY]))
+        with store.errors():
+            rows = store.conn.execute(f"SELECT id, device_env FROM runs WHERE {condition}", values).fetchall()
+        found.update((run_id, json.loads(env)) for run_id, env in rows)
+    return found
+
+
+_IDS_A_QUERY = 500  # well under any SQL engine's limit of parameters

@@ -2,7 +2,6 @@
 same renderers; tables and charts come from the HTML report's data model (report/html/model.py), never a second
 way of computing them."""
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -18,11 +17,11 @@ from disklab.report.parts import Parts
 from disklab.store.db import now_iso
 from disklab.store.records import RunInfo, RunRecord
 from disklab.store.filters import RUN_STATUSES, RunFilter
+from disklab.store.groups import device_envs
 from disklab.store.repository import Store
 from disklab.web.links import Links
 
 RUNS_PER_PAGE = 50
-_IDS_A_QUERY = 500  # well under any SQL engine's limit of parameters
 # The runs list's columns that sort (store/repository.py's RUN_ORDERS), by the heading they sit under.
 SORTED_BY_HEADING = {"Run": "id", "Name": "name", "Started (UTC)": "started", "Suite": "suite", "Target": "target",
                      "Status": "status", "Host": "host"}
@@ -55,15 +54,7 @@ def list_runs(store: Store, where: RunFilter, order: str = "-id", page: int = 1,
 def disk_models(store: Store, infos: Sequence[RunInfo]) -> dict[int, str]:
     """Run id -> the models of the disks under its target, as the runs list shows them: from the runs rows'
     device_env (store/groups.py), a page's runs in one query (a published site's every run in one a few hundred)."""
-    ids = [info.id for info in infos]
-    models = {}
-    for start in range(0, len(ids), _IDS_A_QUERY):
-        chosen = ids[start:start + _IDS_A_QUERY]
-        with store.errors():
-            rows = store.conn.execute(f"SELECT id, device_env FROM runs WHERE id IN ({', '.join('?' * len(chosen))})",
-                                      tuple(chosen)).fetchall()
-        models.update((run_id, _disk_models(json.loads(env))) for run_id, env in rows)
-    return models
+    return {run_id: _disk_models(env) for run_id, env in device_envs(store, [info.id for info in infos]).items()}
 
 
 def _disk_models(env: dict) -> str:
