@@ -128,3 +128,19 @@ def test_the_identity_keys_are_those_disks_of_reads():
                                          for field in ("model", "serial", "firmware")}}
     kept = {key: value for key, value in env.items() if any(fnmatchcase(key, p) for p in IDENTITY_KEYS)}
     assert disks_of(kept) == disks_of(env) and all(k == "devices" or k.startswith(DEVICE_PREFIX) for k in kept)
+
+
+def test_a_run_moved_to_another_store_takes_its_disks_keys_from_its_environment_there(tmp_path, store_location):
+    """device_env is the store's own, derived from run_env: a bundle leaves it out (an older disklab would call it an
+    unknown column) and the store it goes to makes it again, in its own words (SQLite's JSON, PostgreSQL's jsonb)."""
+    from disklab.store.bundle import insert_entry, run_entry
+
+    with Store(tmp_path / "from.db") as source:
+        record = run_at(source, 1, [1000], disk_env())
+        entry = run_entry(source, record.info.id)
+        (expected,) = group_counts(source)
+    assert "device_env" not in entry["run"]
+    with Store(store_location) as target:
+        moved = insert_entry(target, entry, {"store": "from.db"}, {})
+        (group,) = run_groups(target)
+    assert group.env == expected.env and group.runs == ((record.info.started_at, moved),)

@@ -16,9 +16,10 @@ from disklab.store.repository import Store
 # The tables that hold rows of a run's tests and of the run itself, each with the columns that order its rows.
 TEST_TABLES = {"metrics": "direction", "series": "kind, direction, t_ms", "test_flags": "flag"}
 RUN_TABLES = {"run_env": "key", "run_smart": "device, phase", "run_outcomes": "key", "run_notes": "id"}
-# Columns a store numbers for itself: never exported, given again on the way in.
+# Columns a store numbers or derives for itself: never exported, given again on the way in (device_env: the keys
+# naming the run's disks, which the store's triggers copy from run_env; migration 11).
 OWN_NUMBERS = {**{table: ("test_id",) for table in TEST_TABLES}, **{table: ("run_id",) for table in RUN_TABLES},
-               "runs": ("id",), "tests": ("id", "run_id"), "run_notes": ("id", "run_id")}
+               "runs": ("id", "device_env"), "tests": ("id", "run_id"), "run_notes": ("id", "run_id")}
 
 
 def run_entry(store: Store, run_id: int) -> dict:
