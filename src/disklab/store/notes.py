@@ -4,6 +4,8 @@ Apart from repository.py so that the store's reading and writing of runs stays o
 the Store is passed in (its connection, path and transaction), never imported, as repository.py imports this.
 """
 
+from collections.abc import Sequence
+
 from disklab.errors import UserError
 from disklab.store.db import now_iso
 from disklab.store.names import checked_text
@@ -36,9 +38,7 @@ def clear_notes(store, run_id: int) -> int:
 
 
 def run_notes(store, run_id: int) -> tuple[Note, ...]:
-    with store.errors():
-        rows = store.conn.execute("SELECT text, added_at FROM run_notes WHERE run_id = ? ORDER BY id", (run_id,))
-        return tuple(Note(row["text"], row["added_at"]) for row in rows)
+    return notes_by_run(store, (run_id,)).get(run_id, ())
 
 
 def _check_run(store, run_id: int) -> None:
@@ -46,10 +46,13 @@ def _check_run(store, run_id: int) -> None:
         raise UserError(f"there is no run {run_id} in {store.name}")
 
 
-def all_notes(store) -> dict[int, tuple[Note, ...]]:
-    """Every run's notes in one read (a run without notes is not there): `publish` tells by them what changed."""
+def notes_by_run(store, run_ids: Sequence[int] | None = None) -> dict[int, tuple[Note, ...]]:
+    """The notes of the runs (of every run when None) in one read, oldest first; a run without notes is not there
+    (`publish` tells by every run's notes what changed; runs read together read theirs at once)."""
+    where, values = ("", ()) if run_ids is None else store.dialect.is_one_of("run_id", tuple(run_ids))
+    chosen = f" WHERE {where}" if where else ""
     notes: dict[int, list[Note]] = {}
     with store.errors():
-        for row in store.conn.execute("SELECT run_id, text, added_at FROM run_notes ORDER BY id"):
+        for row in store.conn.execute(f"SELECT run_id, text, added_at FROM run_notes{chosen} ORDER BY id", values):
             notes.setdefault(row["run_id"], []).append(Note(row["text"], row["added_at"]))
     return {run_id: tuple(kept) for run_id, kept in notes.items()}

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from functools import partial
 
 from disklab.errors import UserError
+from disklab.store.notes import notes_by_run
 from disklab.store.records import (
-    TEST_COLUMNS, Note, RawText, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
+    TEST_COLUMNS, RawText, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
 )
 
 
@@ -30,19 +31,19 @@ def read_runs(store, run_ids: Sequence[int], per_host: bool = False) -> list[Run
         missing = [run_id for run_id in wanted if run_id not in rows]
         if missing:
             raise UserError(f"there is no run {missing[0]} in {store.name}")
-        tests = _by_run(store.conn.execute(
-            f"SELECT run_id, {TEST_COLUMNS} FROM tests WHERE {condition} ORDER BY run_id, seq", values).fetchall())
-        metrics = _by_test(store.conn.execute(
-            f"SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE {joined}", values))
-        flags = _by_test(store.conn.execute(
+        tests = _grouped(store.conn.execute(
+            f"SELECT run_id, {TEST_COLUMNS} FROM tests WHERE {condition} ORDER BY run_id, seq", values), "run_id")
+        metrics = _grouped(store.conn.execute(
+            f"SELECT metrics.* FROM metrics JOIN tests ON tests.id = metrics.test_id WHERE {joined}", values),
+            "test_id")
+        flags = _grouped(store.conn.execute(
             f"SELECT test_flags.* FROM test_flags JOIN tests ON tests.id = test_flags.test_id WHERE {joined} "
-            "ORDER BY flag", values))
+            "ORDER BY flag", values), "test_id")
         series = series_by_test(store.conn.execute(
             f"SELECT series.* FROM series JOIN tests ON tests.id = series.test_id WHERE {joined} "
             "ORDER BY series.test_id, series.t_ms", values).fetchall())
         env, outcomes = (_values(store, table, condition, values) for table in ("run_env", "run_outcomes"))
-        notes = _by_run(store.conn.execute(
-            f"SELECT run_id, text, added_at FROM run_notes WHERE {condition} ORDER BY id", values).fetchall())
+        notes = notes_by_run(store, wanted)
     raw = _RawTexts(store, tuple(wanted))
     records = []
     for run_id in wanted:
@@ -57,7 +58,7 @@ def read_runs(store, run_ids: Sequence[int], per_host: bool = False) -> list[Run
         records.append(RunRecord(
             info=run_info(row), suite_text=row["suite_text"], tests=read, env=env.get(run_id, {}),
             outcomes=outcomes.get(run_id, {}),
-            notes=tuple(Note(n["text"], n["added_at"]) for n in notes.get(run_id, ()))))
+            notes=notes.get(run_id, ())))
     return records
 
 
@@ -98,15 +99,9 @@ def _values(store, table: str, condition: str, values: tuple) -> dict[int, dict]
     return found
 
 
-def _by_run(rows) -> dict[int, list]:
+def _grouped(rows, column: str) -> dict[int, list]:
+    """The rows by the run or test (`column`) they belong to, in their order."""
     grouped: dict[int, list] = {}
     for row in rows:
-        grouped.setdefault(row["run_id"], []).append(row)
-    return grouped
-
-
-def _by_test(rows) -> dict[int, list]:
-    grouped: dict[int, list] = {}
-    for row in rows:
-        grouped.setdefault(row["test_id"], []).append(row)
+        grouped.setdefault(row[column], []).append(row)
     return grouped

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from disklab import __version__
 from disklab.analysis.history import Device
-from disklab.store.notes import all_notes
+from disklab.store.notes import notes_by_run
 from disklab.store.records import RunInfo
 from disklab.web.history import context_runs, history_pages, page_runs
 from disklab.web.links import StaticLinks
@@ -174,7 +174,7 @@ def manifest_document(runs: Mapping[int, RunEntry], devices: Mapping[str, Device
 
 def run_fingerprints(store, infos: Sequence[RunInfo]) -> dict[int, str | None]:
     """Each run's fingerprint (None: still running), from the runs' rows and one read of every note."""
-    notes = all_notes(store)
+    notes = notes_by_run(store)
     return {info.id: None if info.status == "running" else
             _hash([vars(info), [asdict(note) for note in notes.get(info.id, ())]]) for info in infos}
 
