@@ -1,6 +1,6 @@
 """The planner held to md: members slowed by dm-delay (DELAY_MS a command) so that the array, not the emulation,
 sets the pace; the first member measured alone (`--measure-member`), then raid0, raid1, raid5, raid6 and raid10
-over the four, 4 KiB random reads and writes at QD 1, 8 and 32; `compare series:N` prints the planner's prediction
+over the four, 4 KiB random reads and writes at QD 1, 4 and 16; `compare series:N` prints the planner's prediction
 from the member beside each array's figure, and every prediction lies within +/-25 % of the measurement. The
 delayed members are removed after.
 
@@ -12,6 +12,12 @@ safe-mode delay (200 ms): md marks a redundant array clean that long after its l
 write waits for the superblocks (a flush and a write on every member, two delays) before its own. With members as
 slow as that delay this happens during a test (4-way RAID1 writes 28 % below the model at 200 ms); with members
 faster than it only a test's first write pays, which the suite's ramp leaves out, as it does for real drives.
+
+The deepest queue is 16, not 32: the guest shares the host's two cores with the rest of `make test`, and at QD 32 the
+I/Os the emulation must carry (4-way RAID1 writes: about 1,200 member commands a second) outran a busy host's CPU, so
+that the emulation and not the delay set the pace (RAID5 writes at QD 32 measured 49 % under the model in one CI run,
+12-18 % under it with two busy loops on the host, 1-2 % on a quiet one). QD 16 halves that load: with the same
+busy loops every figure then lay within 8 % of the model.
 
 With DISKLAB_CAPTURE_ARRAYS set (tests/fixtures/capture_arrays.py), the runs are exported there as a bundle: the
 unit tests' real array runs.
@@ -38,7 +44,7 @@ MEMBER_SECTORS = 64 * 1024 * 2  # 64 MiB of each namespace: md's resync and supe
 NAMES = tuple(f"disklab-delay{n}" for n in range(len(NVME)))
 SUITE = f"""
 name = "delayed 4k"
-description = "4 KiB random reads and writes at QD 1, 8 and 32: md over members delayed {DELAY_MS} ms"
+description = "4 KiB random reads and writes at QD 1, 4 and 16: md over members delayed {DELAY_MS} ms"
 
 # The whole device: md's stripe cache (256 stripes) then holds too little of it to spare a parity update its reads.
 # A second of ramp: md marks a redundant array clean 200 ms after its last write, and the first write after that
@@ -60,7 +66,7 @@ runtime = "3s"
 [[group]]
 name = "RND4K read"
 direction = "read"
-iodepth = [8, 32]
+iodepth = [4, 16]
 
 [[group]]
 name = "RND4K write QD1"
@@ -71,7 +77,7 @@ runtime = "3s"
 [[group]]
 name = "RND4K write"
 direction = "write"
-iodepth = [8, 32]
+iodepth = [4, 16]
 """
 ARRAYS = ("md:raid0:chunk=64K", "md:raid1", "md:raid5:chunk=64K", "md:raid6:chunk=64K", "md:raid10:chunk=64K")
 WITHIN_PERCENT = 25.0
