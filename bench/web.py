@@ -13,8 +13,9 @@ turn, with urllib (a request, the whole answer read: what the server takes), the
 comparison in headless Chromium (Debian's, offline as the browser tests start it), whose Navigation Timing gives
 the time until the page's load event (the server's answer, parsing, layout, the inline script). A round not counted
 goes first, to fill the caches. min / median / max over the rounds, in seconds, and the size of each page.
-With --postgresql the lab is generated (not cached) into a private PostgreSQL server that the bench starts and
-removes (the tests' tests/pgserver.py, fsync off: the store is only read while timed), and served from it.
+With --postgresql the cached SQLite lab is copied (postgresql_copy.py) into a private PostgreSQL server that the
+bench starts and removes (the tests' tests/pgserver.py, fsync off: the store is only read while timed), and served
+from it: the same runs on both stores.
 
 --publish publishes the store into a new folder under /var/tmp (removed after) in this process, timing each page's
 renderer (a run's page, a comparison, a device's history page ...): min / median / max per kind, and the whole publish
@@ -38,7 +39,8 @@ import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from make_store import DEVICES, cached_lab_store, lab_store  # bench/ is on the path of a script run from it
+from make_store import DEVICES, cached_lab_store  # bench/ is on the path of a script run from it
+from postgresql_copy import copy_store
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -112,7 +114,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="time over HTTP only")
     parser.add_argument("--publish", action="store_true", help="time disklab publish instead of the server")
     parser.add_argument("--postgresql", action="store_true",
-                        help="the lab generated into a private PostgreSQL server (made and removed by the bench)")
+                        help="the lab copied into a private PostgreSQL server (made and removed by the bench)")
     args = parser.parse_args()
     if args.publish and args.postgresql:
         parser.error("--publish times a SQLite store only")
@@ -125,17 +127,16 @@ def main() -> None:
 
 
 def postgresql_lab(runs: int, stack: ExitStack) -> str:
-    """make_store.py's lab written into a new database of a private server (tests/pgserver.py, fsync off: a
-    generated store, timed for reading), which stops with the bench."""
+    """make_store.py's lab, the SQLite store the bench times, copied into a new database of a private server
+    (tests/pgserver.py, fsync off: a generated store, timed for reading), which stops with the bench: both stores
+    hold the same runs."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.pgserver, the tests' private server
     from tests.pgserver import PrivateServer
 
     server = PrivateServer.start()
     stack.callback(server.stop)
     url = server.url(server.create_database())
-    started = time.monotonic()
-    lab_store(url, runs)
-    print(f"generated {runs:,} runs in PostgreSQL in {time.monotonic() - started:,.0f} s", file=sys.stderr)
+    copy_store(cached_lab_store(runs), url)
     return url
 
 

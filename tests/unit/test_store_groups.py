@@ -144,3 +144,43 @@ def test_a_run_moved_to_another_store_takes_its_disks_keys_from_its_environment_
         moved = insert_entry(target, entry, {"store": "from.db"}, {})
         (group,) = run_groups(target)
     assert group.env == expected.env and group.runs == ((record.info.started_at, moved),)
+
+
+def test_one_devices_groups_are_counted_from_the_table_of_groups_as_the_whole_count_has_them(store_location):
+    """Migration 12: every host, target and disks ever stored in run_groups (kept by triggers), and group_counts of
+    the chosen ones equal to those of the whole count; a group whose runs are all deleted counts none."""
+    with Store(store_location) as store:
+        run_at(store, 1, [1000], disk_env())
+        run_at(store, 2, [1000], disk_env(serial="S2"))
+        moved = run_at(store, 3, [1000], None)  # first in the group of no disks, then given S2's environment
+        store.set_run_values("run_env", moved.info.id, disk_env(serial="S2"))
+        gone = run_at(store, 4, [1000], disk_env(serial="S3"))
+        store.delete_runs([gone.info.id])
+        known = {tuple(row) for row in store.conn.execute("SELECT hostname, target, device_env FROM run_groups")}
+        whole = group_counts(store)
+        s2 = group_counts(store, lambda hostname, target, env: env.get("device.sda.serial") == "S2")
+        none = group_counts(store, lambda hostname, target, env: env.get("device.sda.serial") == "S3")
+    # Also kept: no disks, S3, and the environments half written (a key at a time): groups that count no run.
+    assert {(g.hostname, g.target, g.device_env) for g in whole} < known and len(whole) == 2 and none == []
+    assert s2 == [g for g in whole if g.env.get("device.sda.serial") == "S2"] and s2[0].count == 2
+
+
+def test_one_devices_groups_are_counted_over_their_part_of_the_index(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        run_at(store, 1, [1000], disk_env())
+        chosen = query_plans(store, lambda: group_counts(store, lambda hostname, target, env: True))
+    assert "SEARCH runs USING COVERING INDEX runs_by_device (hostname=? AND target=? AND device_env=?)" in chosen
+    assert "SCAN runs" not in chosen
+
+
+def test_a_schema_11_store_gains_the_table_of_its_groups(tmp_path, monkeypatch):
+    path = tmp_path / "r.db"
+    run_id = old_store(path, monkeypatch, 11)
+    with sqlite3.connect(path) as conn:
+        conn.executemany("INSERT INTO run_env (run_id, key, value_json) VALUES (?, ?, ?)",
+                         [(run_id, key, json.dumps(value)) for key, value in disk_env().items()])
+    conn.close()
+    with Store(path) as store:
+        (group,) = group_counts(store, lambda hostname, target, env: True)
+    assert (group.count, group.env) == (1, {"devices": "sda", "device.sda.model": "ACME NVMe 1TB",
+                                            "device.sda.serial": "S1"})

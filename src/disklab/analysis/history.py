@@ -11,7 +11,7 @@ never one within noise or inconclusive. Pure: runs in, a history out.
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from disklab.analysis.compare import (
@@ -71,9 +71,9 @@ def group_devices(groups: Iterable[RunGroup]) -> tuple[Device, ...]:
     return tuple(sorted(made, key=lambda d: (not d.known, d.label.casefold(), d.key)))
 
 
-def device_groups(groups: Iterable[RunGroup], key: str) -> list[RunGroup]:
-    """The groups whose runs are the device's of this key."""
-    return [group for group in groups if _key(_identity(group.hostname, group.target, group.env)) == key]
+def of_device(key: str) -> Callable[[str, str, dict], bool]:
+    """Whether a group of runs (its host, target and the keys naming its disks) holds the device's of this key."""
+    return lambda hostname, target, env: _key(_identity(hostname, target, env)) == key
 
 
 def run_group(info: RunInfo, env: dict) -> RunGroup:
@@ -180,15 +180,23 @@ class History:
 
 
 def device_history(device: Device, records: Sequence[RunRecord],
-                   tolerance_percent: float = DEFAULT_TOLERANCE_PERCENT) -> History:
-    """`records`: runs of the device (device.run_ids), in any order."""
+                   tolerance_percent: float = DEFAULT_TOLERANCE_PERCENT,
+                   shown: Collection[int] | None = None) -> History:
+    """`records`: runs of the device (device.run_ids), in any order. `shown`: the runs of one page of a long history,
+    the others only read for the step before: each test's history then starts at its run before its first shown one
+    (tests of no shown run are left out), so a page samples its own runs, not all of its context's."""
     records = sorted(_aligned(device, records), key=lambda r: _time_order(r.info))
     units = [planned_units(record) for record in records]
     environment: dict[tuple[int, int], tuple[str, ...]] = {}  # per step between two runs: the tests share it
     tests = []
     for key in dict.fromkeys(key for run_units in units for key in run_units):
-        held = [(record, run_units[key], _samples(run_units[key]))
-                for record, run_units in zip(records, units) if key in run_units]
+        held = [(record, run_units[key]) for record, run_units in zip(records, units) if key in run_units]
+        if shown is not None:
+            first = next((n for n, (record, _) in enumerate(held) if record.info.id in shown), None)
+            if first is None:
+                continue
+            held = held[max(0, first - 1):]
+        held = [(record, unit, _samples(unit)) for record, unit in held]
         columns = tuple(dict.fromkeys(column for _, _, samples in held for column in samples))
         entries = []
         for before, (record, unit, samples) in zip((None, *held), held):

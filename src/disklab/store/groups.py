@@ -1,17 +1,19 @@
 """Every run, grouped in SQL by its host, target and the environment keys that name its disks (the runs row's
 device_env, migration 11): the devices pages group 100,000 runs from a few such groups (analysis/history.py makes
-devices of them), read from one index, not run by run.
+devices of them), read from one index, not run by run; the groups there are listed in a table of their own (migration
+12), so that one device's are counted without the others.
 
 Apart from repository.py (its size limit); the Store is passed in, as to notes.py.
 """
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 # The environment keys that name a run's disks: env/registry.py's "devices" and device.NAME.model / .serial.
 IDENTITY_KEYS = ("devices", "device.*.model", "device.*.serial")
 _GROUP = "hostname, target, device_env"
+_ONE_GROUP = "hostname = ? AND target = ? AND device_env = ?"
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,20 @@ class RunGroup:
         return json.loads(self.device_env)
 
 
-def group_counts(store) -> list[RunGroup]:
-    """Every group, its runs counted but not listed: one pass over the index runs_by_device."""
+def group_counts(store, chosen: Callable[[str, str, dict], bool] | None = None) -> list[RunGroup]:
+    """Every group, its runs counted but not listed: one pass over the index runs_by_device. `chosen` (host, target,
+    disk keys -> whether wanted): only the groups it takes of the table of groups there are (migration 12), each
+    counted over its own part of the index, so that one device's groups do not cost every run of the store."""
     text_order = store.dialect.text_order
+    counted = f"SELECT {_GROUP}, COUNT(*), MIN(started_at{text_order}), MAX(started_at{text_order}) FROM runs"
     with store.errors():
-        rows = store.conn.execute(
-            f"SELECT {_GROUP}, COUNT(*), MIN(started_at{text_order}), MAX(started_at{text_order}) FROM runs "
-            f"GROUP BY {_GROUP}").fetchall()
-    return [RunGroup(*row) for row in rows]
+        if chosen is None:
+            rows = store.conn.execute(f"{counted} GROUP BY {_GROUP}").fetchall()
+        else:
+            known = store.conn.execute(f"SELECT {_GROUP} FROM run_groups").fetchall()
+            rows = [store.conn.execute(f"{counted} WHERE {_ONE_GROUP} GROUP BY {_GROUP}", tuple(key)).fetchone()
+                    for key in known if chosen(key[0], key[1], json.loads(key[2]))]
+    return [RunGroup(*row) for row in rows if row is not None]
 
 
 def run_groups(store, groups: Iterable[RunGroup] | None = None) -> list[RunGroup]:
@@ -74,7 +82,7 @@ def newest_runs(store, groups: Iterable[RunGroup], limit: int, offset: int = 0) 
 
 def _of(groups: list[RunGroup]) -> tuple[str, tuple]:
     """The WHERE that takes the runs of `groups` (none for no group), and its parameters."""
-    condition = " OR ".join(["(hostname = ? AND target = ? AND device_env = ?)"] * len(groups)) or "FALSE"
+    condition = " OR ".join([f"({_ONE_GROUP})"] * len(groups)) or "FALSE"
     return f" WHERE {condition}", tuple(v for group in groups for v in (group.hostname, group.target, group.device_env))
 
 

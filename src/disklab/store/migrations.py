@@ -267,6 +267,35 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         END;
         """,
     ),
+    (
+        12,
+        "the groups of runs there are",
+        # A device's history page reads the groups of runs (host, target, device_env) that make its device: the
+        # combinations ever stored kept in a table of their own (tens of rows), written by triggers whatever writes
+        # runs, so that the page counts only its device's runs, not every run of the store (store/groups.py). Rows
+        # are added, never removed: a combination whose runs were all deleted counts none, and a deletion never
+        # races a run stored under it. NOT EXISTS, not INSERT OR IGNORE: a statement's own conflict clause (the
+        # environment's upsert) overrides the OR of a trigger it fires.
+        """
+        CREATE TABLE run_groups (
+            hostname TEXT NOT NULL,
+            target TEXT NOT NULL,
+            device_env TEXT NOT NULL,
+            PRIMARY KEY (hostname, target, device_env)
+        ) WITHOUT ROWID;
+        INSERT INTO run_groups SELECT DISTINCT hostname, target, device_env FROM runs;
+        CREATE TRIGGER runs_group_added AFTER INSERT ON runs BEGIN
+            INSERT INTO run_groups SELECT NEW.hostname, NEW.target, NEW.device_env WHERE NOT EXISTS (
+                SELECT 1 FROM run_groups WHERE hostname = NEW.hostname AND target = NEW.target
+                AND device_env = NEW.device_env);
+        END;
+        CREATE TRIGGER runs_group_changed AFTER UPDATE OF hostname, target, device_env ON runs BEGIN
+            INSERT INTO run_groups SELECT NEW.hostname, NEW.target, NEW.device_env WHERE NOT EXISTS (
+                SELECT 1 FROM run_groups WHERE hostname = NEW.hostname AND target = NEW.target
+                AND device_env = NEW.device_env);
+        END;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

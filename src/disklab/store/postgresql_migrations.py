@@ -3,8 +3,8 @@
 Where the dialects differ: 64-bit integers and doubles where SQLite's INTEGER and REAL are both; identity columns
 for SQLite's rowid keys; a CHECK changed in place where SQLite rebuilds its table (5); LIKE for GLOB (9); a new
 run identity from gen_random_uuid (10); functions and one trigger where SQLite has a trigger per kind of change,
-and jsonb's text for SQLite's json_group_object (11). tests/unit/test_store_schema.py compares the two schemas
-column by column.
+and jsonb's text for SQLite's json_group_object (11); ON CONFLICT DO NOTHING for NOT EXISTS (12).
+tests/unit/test_store_schema.py compares the two schemas column by column.
 Never edit one that has shipped; add the next, beside migrations.py's.
 """
 
@@ -175,5 +175,22 @@ POSTGRESQL: dict[int, str] = {
         $$;
         CREATE TRIGGER run_env_identity AFTER INSERT OR UPDATE OR DELETE ON run_env
             FOR EACH ROW EXECUTE FUNCTION disklab_run_env_changed();
+        """,
+    12: """
+        CREATE TABLE run_groups (
+            hostname TEXT NOT NULL,
+            target TEXT NOT NULL,
+            device_env TEXT NOT NULL,
+            PRIMARY KEY (hostname, target, device_env)
+        );
+        INSERT INTO run_groups SELECT DISTINCT hostname, target, device_env FROM runs;
+        CREATE FUNCTION disklab_run_group_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO run_groups VALUES (NEW.hostname, NEW.target, NEW.device_env) ON CONFLICT DO NOTHING;
+            RETURN NULL;
+        END;
+        $$;
+        CREATE TRIGGER runs_group_seen AFTER INSERT OR UPDATE OF hostname, target, device_env ON runs
+            FOR EACH ROW EXECUTE FUNCTION disklab_run_group_seen();
         """,
 }

@@ -7,7 +7,7 @@ from functools import partial
 
 from disklab.analysis.compare import METRIC_BY_NAME, Cell, planned_units
 from disklab.analysis.history import (
-    Device, Entry, History, TestHistory, device_groups, device_history, group_devices,
+    Device, Entry, History, TestHistory, device_history, group_devices, of_device,
 )
 from disklab.analysis.verdict import BETTER, WITHIN_NOISE, WORSE
 from disklab.report.compare import describe, format_value
@@ -51,10 +51,10 @@ def devices_page(store: Store, links: Links) -> str:
 def device_page(store: Store, key: str, links: Links, page: int | None = None, parts: Parts | None = None) -> str:
     """One page of the device's history (None: its newest); raises werkzeug's NotFound for a key no device of the
     store has, or a page it does not have. `parts` collects the tests whose history could not be drawn. The device's
-    runs are counted, and only the page's and those just before it are read (store/groups.py newest_runs)."""
+    runs are counted (its groups only), and only the page's and those just before it are read (store/groups.py)."""
     from werkzeug.exceptions import NotFound
 
-    groups = device_groups(group_counts(store), key)
+    groups = group_counts(store, of_device(key))
     if not groups:
         raise NotFound(f"no device {key!r} in this store: see the devices page for those there are")
     (device,) = group_devices(groups)
@@ -65,7 +65,8 @@ def device_page(store: Store, key: str, links: Links, page: int | None = None, p
     window = newest_runs(store, groups, end - start + CONTEXT_RUNS, device.runs - end)  # newest first
     shown = window[:end - start][::-1]
     records = store.get_runs(shown)
-    history = device_history(device, [*_context(window[end - start:], records, store.get_runs), *records])
+    history = device_history(device, [*_context(window[end - start:], records, store.get_runs), *records],
+                             shown=set(shown))
     return render_device_page(history, links, page, parts, shown)
 
 
@@ -74,7 +75,8 @@ def page_history(device: Device, page: int, read: Callable[[int], RunRecord | No
     (`read`: a run's record by its id, None for a run that cannot be read, which the history leaves out)."""
     records = [record for run_id in page_runs(device, page) if (record := read(run_id)) is not None]
     return device_history(device, [*_context(context_runs(device, page)[::-1], records, lambda run_ids: [
-        record for run_id in run_ids if (record := read(run_id)) is not None]), *records])
+        record for run_id in run_ids if (record := read(run_id)) is not None]), *records],
+        shown={record.info.id for record in records})
 
 
 def context_runs(device: Device, page: int) -> tuple[int, ...]:
