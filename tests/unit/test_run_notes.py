@@ -126,6 +126,9 @@ def test_a_sqlite_store_of_schema_7_gains_run_notes_with_its_runs_intact(tmp_pat
             store.conn.execute(f"DROP INDEX {index}")
         for trigger in ("added", "changed", "removed"):
             store.conn.execute(f"DROP TRIGGER run_env_identity_{trigger}")
+        for trigger in ("added", "changed"):  # migration 12's, and its table
+            store.conn.execute(f"DROP TRIGGER runs_group_{trigger}")
+        store.conn.execute("DROP TABLE run_groups")
         for column in ("uid", "user_name", "origin_json", "device_env"):
             store.conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         store.conn.execute("DELETE FROM schema_migrations WHERE version >= 8")

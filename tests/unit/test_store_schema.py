@@ -65,7 +65,8 @@ def test_the_two_stores_have_the_same_indexes(both):
             "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex%'")}
     postgresql = {row[0] for row in query(url, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
                   if not row[0].endswith(("_pkey", "_key"))}  # those of primary keys and UNIQUE: compared as keys
-    assert sqlite == postgresql and "runs_by_uid" in sqlite
+    # PostgreSQL's search folds only ASCII in SQL: its index of the runs it searches in Python (postgresql_migrations).
+    assert sqlite == postgresql - {"runs_non_ascii"} and "runs_by_uid" in sqlite and "runs_non_ascii" in postgresql
 
 
 def sqlite_keys(path) -> set[tuple[str, bool, tuple[str, ...]]]:

@@ -26,7 +26,7 @@ class RunFilter:
 
 def where_clause(where: RunFilter, dialect: Dialect, apart: tuple[int, ...] = ()) -> tuple[str, tuple]:
     """The WHERE that takes the runs `where` names (empty for every run), and its parameters. A dialect that does not
-    casefold in SQL searches there the runs whose text is all ASCII, and is given the others its searches take
+    casefold in SQL folds ASCII's letters alone there, and is given the runs with other text its searches take
     (`apart`, found by searched_apart)."""
     conditions, args = [], []
     if where.suite is not None:
@@ -54,9 +54,11 @@ def where_clause(where: RunFilter, dialect: Dialect, apart: tuple[int, ...] = ()
     if where.text is not None:
         searches.append("(" + " OR ".join([*(_holds(dialect, f"runs.{c}", args, where.text) for c in _SEARCHED[:4]),
                                            _holds_model(dialect, args, where.text)]) + ")")
-    if searches and not dialect.casefolds:
-        numbers, values = dialect.is_one_of("runs.id", apart or (0,))  # no run is numbered 0
-        searches = [f"((NOT {_non_ascii(dialect)} AND {' AND '.join(searches)}) OR {numbers})"]
+    if searches and apart:
+        # What a dialect folding only ASCII in SQL finds, casefold finds too; what it misses in text that is not all
+        # ASCII (the Kelvin sign, ß ...), `apart` holds. Without any, the search reads only runs_search's columns.
+        numbers, values = dialect.is_one_of("runs.id", apart)
+        searches = [f"(({' AND '.join(searches)}) OR {numbers})"]
         args.extend(values)
     conditions.extend(searches)
     if where.user is not None:
@@ -90,8 +92,10 @@ def _holds_model(dialect: Dialect, args: list, wanted: str) -> str:
 
 
 def _non_ascii(dialect: Dialect) -> str:
-    """Some text a search reads of the run is not all ASCII."""
-    return dialect.non_ascii.format(column=f"concat({', '.join(f'runs.{c}' for c in _SEARCHED)})")
+    """Some text a search reads of the run is not all ASCII; in the words of PostgreSQL's partial index of those runs
+    (runs_non_ascii, migration 12), which its planner matches to take it."""
+    return dialect.non_ascii.format(column=" || ".join(
+        f"coalesce(runs.{c}, '')" if c == "name" else f"runs.{c}" for c in _SEARCHED))
 
 
 def searched_apart(where: RunFilter, conn, dialect: Dialect) -> tuple[int, ...]:

@@ -3,8 +3,11 @@
 Where the dialects differ: 64-bit integers and doubles where SQLite's INTEGER and REAL are both; identity columns
 for SQLite's rowid keys; a CHECK changed in place where SQLite rebuilds its table (5); LIKE for GLOB (9); a new
 run identity from gen_random_uuid (10); functions and one trigger where SQLite has a trigger per kind of change,
-and jsonb's text for SQLite's json_group_object (11); ON CONFLICT DO NOTHING for NOT EXISTS (12).
-tests/unit/test_store_schema.py compares the two schemas column by column.
+and jsonb's text for SQLite's json_group_object (11); ON CONFLICT DO NOTHING for NOT EXISTS (12). PostgreSQL's
+search (store/filters.py), which folds only ASCII in SQL, has two indexes SQLite's does not need (12): the runs whose
+searched text is not all ASCII (runs_non_ascii, which Python searches), and the run's number in runs_search (SQLite
+keeps it in every index), so that a search reads that index alone. tests/unit/test_store_schema.py compares the two
+schemas column by column.
 Never edit one that has shipped; add the next, beside migrations.py's.
 """
 
@@ -192,5 +195,10 @@ POSTGRESQL: dict[int, str] = {
         $$;
         CREATE TRIGGER runs_group_seen AFTER INSERT OR UPDATE OF hostname, target, device_env ON runs
             FOR EACH ROW EXECUTE FUNCTION disklab_run_group_seen();
+        CREATE INDEX runs_non_ascii ON runs (id) INCLUDE (name, suite_name, target, hostname, device_env)
+            WHERE char_length(coalesce(name, '') || suite_name || target || hostname || device_env)
+                < octet_length(coalesce(name, '') || suite_name || target || hostname || device_env);
+        DROP INDEX runs_search;
+        CREATE INDEX runs_search ON runs (suite_name, hostname, target, name, device_env, id);
         """,
 }
