@@ -244,15 +244,16 @@ def check_the_device_record_of_each_kind(cache_series, killed_hdd_run, serial, r
 
 def check_the_store_keeps_a_disks_serial_only_where_the_policy_says_and_the_machines_never(
         lab: Disklab, cache_series, killed_hdd_run):
-    """docs/environment.md: each disk's serial is recorded (device.NAME.serial, copied onto the run's row with the
-    keys naming its disks for the devices pages, and in smartctl's reports), so that a device's history tells two
-    drives of one model apart; DMI's serial numbers and UUIDs never are."""
+    """docs/environment.md: each disk's serial is recorded (device.NAME.serial, copied onto the run's row and the
+    store's list of groups of runs with the keys naming its disks, for the devices pages, and in smartctl's reports),
+    so that a device's history tells two drives of one model apart; DMI's serial numbers and UUIDs never are."""
     for serial in (NVME[0], SATA_SSD, SCSI):
         cache_series(serial)
     disk_serials = {NVME[0], SATA_SSD, SCSI, SATA_HDD}
     found = texts_holding(lab.store_path, [*disk_serials, *DMI_SERIALS.values(), DMI_UUID])
     assert not [where for where in found if where[0] in (*DMI_SERIALS.values(), DMI_UUID)], found
-    allowed = re.compile(r"run_env\.value_json \(key device\.\w+\.serial\)|runs\.device_env|run_smart\.data_json")
+    allowed = re.compile(r"run_env\.value_json \(key device\.\w+\.serial\)|(runs|run_groups)\.device_env"
+                         r"|run_smart\.data_json")
     assert {what for what, _ in found} == disk_serials
     assert [where for where in found if not allowed.fullmatch(where[1])] == []
 
