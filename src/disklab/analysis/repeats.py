@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from disklab.analysis.stats import Summary, centred_on, summarize, weighted_summarize
 from disklab.fio.histogram import histogram_percentiles
-from disklab.fio.parse import PERCENTILES, DirectionMetrics, FioError, latency_bins
+from disklab.fio.parse import PERCENTILES, DirectionMetrics
 from disklab.store.records import RunRecord, StoredTest
 
 # A percentile p is read from a sample of at least this many / (1 - p) I/Os (p99 from 1,000, p99.99 from 100,000):
@@ -63,10 +63,7 @@ def latency_histograms(tests: Sequence[StoredTest], directions: Sequence[str]) -
         for direction in directions:
             if not any(m.direction == direction for m in test.metrics):
                 continue
-            try:
-                bins = latency_bins(test.fio_output, direction) if test.raw is not None else None
-            except FioError:  # not fio's JSON (pgbench's steps keep pgbench's output)
-                bins = None
+            bins = test.latency_bins(direction)
             if bins is None:
                 return None
             histograms.append(bins)

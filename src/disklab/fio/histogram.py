@@ -6,7 +6,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from itertools import accumulate, chain
 
-from disklab.fio.parse import PERCENTILES, latency_bins
+from disklab.fio.parse import PERCENTILES
 
 
 def histogram_percentile(bins: dict[float, int], share: float) -> float | None:
@@ -33,9 +33,8 @@ def histogram_percentiles(*histograms: Mapping[float, int]) -> dict[str, float]:
             for theirs, ours in PERCENTILES.items()}
 
 
-def count_slower_than(output: str, direction: str, threshold_ns: float) -> int | None:
+def count_slower_than(bins: Mapping[float, int] | None, threshold_ns: float) -> int | None:
     """I/Os whose completion took longer than a deadline, from json+ latency bins (None without bins)."""
-    bins = latency_bins(output, direction)
     if bins is None:
         return None
     return sum(count for value, count in bins.items() if value > threshold_ns)

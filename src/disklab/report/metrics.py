@@ -80,7 +80,7 @@ def _test_frames_missed(test: StoredTest) -> int | None:
     if test.params.get("frame_size") is None:
         return None
     deadline_ns = 1e9 / test.params["fps"]
-    counts = [count_slower_than(test.fio_output, m.direction, deadline_ns) for m in _data_directions([test])]
+    counts = [count_slower_than(test.latency_bins(m.direction), deadline_ns) for m in _data_directions([test])]
     return None if None in counts else sum(counts)
 
 

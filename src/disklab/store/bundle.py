@@ -11,15 +11,18 @@ import json
 from collections.abc import Iterable
 
 from disklab.errors import UserError
+from disklab.store.records import recorded_bins
 from disklab.store.repository import Store
 
 # The tables that hold rows of a run's tests and of the run itself, each with the columns that order its rows.
 TEST_TABLES = {"metrics": "direction", "series": "kind, direction, t_ms", "test_flags": "flag"}
 RUN_TABLES = {"run_env": "key", "run_smart": "device, phase", "run_outcomes": "key", "run_notes": "id"}
 # Columns a store numbers or derives for itself: never exported, given again on the way in (device_env: the keys
-# naming the run's disks, which the store's triggers copy from run_env; migration 11).
+# naming the run's disks, which the store's triggers copy from run_env, migration 11; clat_bins_json: the histogram
+# in the test's fio output, migration 13).
 OWN_NUMBERS = {**{table: ("test_id",) for table in TEST_TABLES}, **{table: ("run_id",) for table in RUN_TABLES},
-               "runs": ("id", "device_env"), "tests": ("id", "run_id"), "run_notes": ("id", "run_id")}
+               "runs": ("id", "device_env"), "tests": ("id", "run_id"), "run_notes": ("id", "run_id"),
+               "metrics": ("test_id", "clat_bins_json")}
 
 
 def run_entry(store: Store, run_id: int) -> dict:
@@ -76,6 +79,7 @@ def insert_entry(store: Store, entry: dict, origin: dict, heads: dict[str, int])
             ).fetchall()[0][0]
             for table in TEST_TABLES:
                 _insert(store, table, "test_id", test_id, test[table])
+            _record_bins(store, test_id, test.get("fio_output"))
         for table in RUN_TABLES:
             _insert(store, table, "run_id", run_id, entry[table])
     return run_id
@@ -139,6 +143,15 @@ def _insert(store: Store, table: str, owner: str, owner_id: int, rows: list[dict
     for columns, values in by_columns.items():
         store.conn.executemany(f"INSERT INTO {table} ({owner}, {', '.join(columns)}) VALUES (?, {_marks(columns)})",
                                values)
+
+
+def _record_bins(store: Store, test_id: int, fio_output) -> None:
+    """The histograms of the test's directions, as add_test records them (a bundle's text was checked as text)."""
+    if not isinstance(fio_output, str):
+        return
+    for (direction,) in store.conn.execute("SELECT direction FROM metrics WHERE test_id = ?", (test_id,)).fetchall():
+        store.conn.execute("UPDATE metrics SET clat_bins_json = ? WHERE test_id = ? AND direction = ?",
+                           (recorded_bins(fio_output, direction), test_id, direction))
 
 
 def _marks(columns) -> str:

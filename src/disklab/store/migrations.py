@@ -296,6 +296,17 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         END;
         """,
     ),
+    (
+        13,
+        "the latency histograms kept apart",
+        # fio's json+ completion-latency histogram of each test's direction (store/records.py's recorded_bins), as
+        # it was stored: a device's history page pools hundreds of them, and reading and parsing each whole fio
+        # output for them took most of its time. NULL: a test stored before, whose histogram is read from its
+        # output as before.
+        """
+        ALTER TABLE metrics ADD COLUMN clat_bins_json TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

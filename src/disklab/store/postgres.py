@@ -176,13 +176,20 @@ def _rows(cursor):
 
 @lru_cache(maxsize=256)
 def _row_class(names: tuple[str, ...]) -> type:
-    index = {name: position for position, name in enumerate(names)}
+    # Names and positions alike: one dictionary lookup a column (a device's history page reads 35,000 of them).
+    index = {**{name: position for position, name in enumerate(names)},
+             **{position: position for position in range(-len(names), len(names))}}
 
     class Row(tuple):
         __slots__ = ()
 
-        def __getitem__(self, key):
-            return tuple.__getitem__(self, index[key] if isinstance(key, str) else key)
+        def __getitem__(self, key, _item=tuple.__getitem__, _position=index.__getitem__):
+            try:
+                return _item(self, _position(key))
+            except (KeyError, TypeError):  # a slice, a position out of range, or a name that is no column
+                if isinstance(key, str):
+                    raise KeyError(key) from None
+                return _item(self, key)
 
         def keys(self) -> list[str]:
             return list(names)

@@ -201,4 +201,7 @@ POSTGRESQL: dict[int, str] = {
         DROP INDEX runs_search;
         CREATE INDEX runs_search ON runs (suite_name, hostname, target, name, device_env, id);
         """,
+    13: """
+        ALTER TABLE metrics ADD COLUMN clat_bins_json TEXT;
+        """,
 }

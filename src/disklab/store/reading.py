@@ -12,7 +12,7 @@ from functools import partial
 from disklab.errors import UserError
 from disklab.store.notes import notes_by_run
 from disklab.store.records import (
-    TEST_COLUMNS, RawText, RunRecord, direction_metrics, run_info, series_by_test, stored_test,
+    TEST_COLUMNS, RawText, RunRecord, run_info, series_by_test, stored_test,
 )
 
 
@@ -49,7 +49,7 @@ def read_runs(store, run_ids: Sequence[int], per_host: bool = False) -> list[Run
     for run_id in wanted:
         row = rows[run_id]
         read = tuple(
-            stored_test(t, [direction_metrics(m) for m in metrics.get(t["id"], ())], series.get(t["id"], ()),
+            stored_test(t, metrics.get(t["id"], ()), series.get(t["id"], ()),
                         tuple((f["flag"], f["message"]) for f in flags.get(t["id"], ())),
                         RawText(partial(raw.of_run, run_id)))
             for t in tests.get(run_id, ()))

@@ -2,11 +2,14 @@
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from types import MappingProxyType
 
+from disklab.errors import FioError
 from disklab.fio.logs import Series, SeriesPoint, series_order
-from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult
+from disklab.fio.parse import PERCENTILES, DirectionMetrics, JobResult, latency_bins
 from disklab.store.dialect import Dialect
 
 # What a pgbench run stores as its engine, where a fio run stores fio's (its version: PostgreSQL's).
@@ -89,6 +92,8 @@ class StoredTest:
     flags: tuple[tuple[str, str], ...] = ()  # (flag, message): why a figure may not be the disk's
     host: str | None = None  # the fio server it ran on (client/server mode); None: this machine
     raw: RawText | None = field(default=None, compare=False, repr=False)  # jobfile's and fio_output's source
+    # {direction: its histogram as the store recorded it (recorded_bins); None: a test stored before it did}
+    recorded_bins: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def jobfile(self) -> str:
@@ -98,6 +103,17 @@ class StoredTest:
     def fio_output(self) -> str:
         """fio's output verbatim, read from the store on first use."""
         return self.raw.of(self.id)[1]
+
+    def latency_bins(self, direction: str) -> Mapping[float, int] | None:
+        """fio's json+ completion-latency histogram of the direction (ns -> I/O count) as the store recorded it, read
+        from the fio output for a test stored before it did; None without bins (json output, pgbench's steps, a
+        test not read from a store)."""
+        recorded = self.recorded_bins.get(direction)
+        if recorded is not None:
+            return _decoded_bins(recorded)
+        if self.raw is None:
+            return None
+        return bins_of(self.fio_output, direction)
 
     def as_job(self) -> JobResult:
         return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
@@ -119,6 +135,32 @@ class RunRecord:
     env: dict = field(default_factory=dict)  # the environment registry's values (env/registry.py)
     outcomes: dict = field(default_factory=dict)  # what the run's schedule concluded (steady state, precision, ...)
     notes: tuple[Note, ...] = ()  # oldest first
+
+
+def bins_of(fio_output: str, direction: str) -> Mapping[float, int] | None:
+    """parse.latency_bins of the output; None for output that is not fio's JSON (pgbench's)."""
+    try:
+        return latency_bins(fio_output, direction)
+    except FioError:
+        return None
+
+
+def recorded_bins(fio_output: str, direction: str) -> str:
+    """The direction's histogram (bins_of) as metrics.clat_bins_json keeps it: JSON [[ns, ...], [count, ...]], or
+    null without bins; whole nanoseconds without their '.0' (a third of the bytes), and every value reads back
+    exactly (a float is written as repr writes it)."""
+    bins = bins_of(fio_output, direction)
+    if bins is None:
+        return "null"
+    values = [int(value) if value.is_integer() else value for value in bins]
+    return json.dumps([values, list(bins.values())], separators=(",", ":"))
+
+
+@lru_cache(maxsize=1024)
+def _decoded_bins(recorded: str) -> Mapping[float, int] | None:
+    """Read only, and kept for the histograms read last: a report asks for a test's several times."""
+    document = json.loads(recorded)
+    return None if document is None else MappingProxyType(dict(zip(map(float, document[0]), document[1])))
 
 
 def run_columns(dialect: Dialect) -> str:
@@ -153,17 +195,18 @@ def run_info(row: sqlite3.Row) -> RunInfo:
 
 
 def stored_test(
-    row: sqlite3.Row, metrics: list[DirectionMetrics], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...],
+    row: sqlite3.Row, metric_rows: list[sqlite3.Row], series: tuple[Series, ...], flags: tuple[tuple[str, str], ...],
     raw: RawText,
 ) -> StoredTest:
-    """A row selected with TEST_COLUMNS, and what the other tables hold of that test."""
+    """A row selected with TEST_COLUMNS, and what the other tables hold of that test (its rows of metrics)."""
+    metrics = [direction_metrics(m) for m in metric_rows]
     return StoredTest(
         id=row["id"], seq=row["seq"], label=row["label"], params=json.loads(row["params_json"]),
         started_at=row["started_at"], finished_at=row["finished_at"],
         usr_cpu_percent=row["usr_cpu_percent"], sys_cpu_percent=row["sys_cpu_percent"],
         metrics=tuple(sorted(metrics, key=lambda m: _DIRECTION_ORDER[m.direction])), series=series,
         plan_index=row["seq"] if row["plan_index"] is None else row["plan_index"], attempt=row["attempt"], flags=flags,
-        host=row["host"], raw=raw,
+        host=row["host"], raw=raw, recorded_bins={m["direction"]: m["clat_bins_json"] for m in metric_rows},
     )
 
 

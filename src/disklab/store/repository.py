@@ -18,7 +18,7 @@ from disklab.store.dialect import POSTGRESQL, SQLITE
 from disklab.store.filters import RUN_ORDERS, RunFilter, searched_apart, where_clause
 from disklab.store.postgres import PostgresConnection, is_url
 from disklab.store.reading import raw_texts, read_runs
-from disklab.store.records import RunInfo, RunRecord, run_columns, run_info
+from disklab.store.records import RunInfo, RunRecord, recorded_bins, run_columns, run_info
 
 
 @dataclass(frozen=True)
@@ -150,12 +150,13 @@ class Store:
             for m in job.directions:
                 self.conn.execute(
                     f"""INSERT INTO metrics (test_id, direction, iops, bw_bytes_per_s, io_bytes, total_ios, runtime_ms,
-                       lat_mean_ns, clat_mean_ns, clat_max_ns, {_PERCENTILE_COLUMNS})
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(PERCENTILES))})""",
+                       lat_mean_ns, clat_mean_ns, clat_max_ns, {_PERCENTILE_COLUMNS}, clat_bins_json)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(PERCENTILES))}, ?)""",
                     (
                         test_id, m.direction, m.iops, m.bw_bytes_per_s, m.io_bytes, m.total_ios, m.runtime_ms,
                         m.lat_mean_ns, m.clat_mean_ns, m.clat_max_ns,
                         *(m.clat_percentiles_ns.get(p) for p in PERCENTILES.values()),
+                        recorded_bins(fio_output, m.direction),
                     ),
                 )
             self.conn.executemany(
