@@ -96,3 +96,17 @@ def test_a_moved_run_has_its_histograms_made_again_where_it_arrives(tmp_path, st
 @pytest.mark.parametrize("name", ["pgbench-output", ""])
 def test_output_that_is_not_fios_records_no_histogram(name):
     assert recorded_bins(name, "read") == "null"
+
+
+def test_a_row_reads_by_name_and_position_on_both_stores(store_location):
+    """PostgreSQL's rows read as sqlite3.Row does: by column name or position, from the end, by slices."""
+    stored(store_location)
+    with Store(store_location, read_only=True) as store:
+        row = store.conn.execute("SELECT direction, total_ios, clat_bins_json FROM metrics ORDER BY test_id, direction"
+                                 ).fetchone()
+        assert (row["direction"], row[0], row[-3], tuple(row[1:])[0]) == ("read", "read", "read", row["total_ios"])
+        assert row["total_ios"] == row[1] > 0 and tuple(row) == (row[0], row[1], row[2])
+        with pytest.raises(IndexError):
+            row[3]
+        with pytest.raises((KeyError, IndexError)):  # sqlite3.Row says IndexError, PostgreSQL's rows KeyError
+            row["no_such_column"]

