@@ -129,7 +129,7 @@ class QuickRuns:
 
 def copy_runs(path: Path, template: Path, runs: int) -> None:
     """The template runs copied round-robin into runs 1..RUNS; tables and columns are read from the schema, so
-    later migrations need no change here (a new table must have a run_id or a test_id)."""
+    later migrations need no change here (a new table must have a run_id or a test_id, or be kept by triggers)."""
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("ATTACH ? AS t", (str(template),))
         templates = conn.execute("SELECT COUNT(*) FROM t.runs").fetchone()[0]
@@ -145,9 +145,11 @@ def copy_runs(path: Path, template: Path, runs: int) -> None:
             "uid": "lower(hex(randomblob(16)))",  # each copy a run of its own (migration 10's unique index)
         }
         conn.execute("BEGIN")
-        tables = [row[0] for row in conn.execute(  # deleted_runs: numbers of runs deleted, none in the templates
+        # deleted_runs: numbers of runs deleted, none in the templates; run_groups: kept by the store's triggers as
+        # the runs go in
+        tables = [row[0] for row in conn.execute(
             "SELECT name FROM t.sqlite_master WHERE type = 'table' AND name NOT IN ('schema_migrations', "
-            "'sqlite_stat1', 'deleted_runs')")]
+            "'sqlite_stat1', 'deleted_runs', 'run_groups')")]
         for table in tables:
             columns = [row[1] for row in conn.execute(f"PRAGMA t.table_info({table})")]
             if table == "runs":
