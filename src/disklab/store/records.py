@@ -62,7 +62,8 @@ class RunInfo:
 
 class RawText:
     """A run's job files and fio outputs, read on first use: they are most of the store's bytes, and only a few
-    callers need them (show --jobfile, frame counts from json+ bins, the fio groups of imported runs)."""
+    callers need them (show --jobfile, the downloads, the fio groups of imported runs, the histograms of a test stored
+    before schema 13)."""
 
     def __init__(self, read: Callable[[], dict[int, tuple[str, str]]]):
         self._read = read  # the run's {test id: (jobfile, fio_output)}, from the store
@@ -113,7 +114,7 @@ class StoredTest:
             return _decoded_bins(recorded)
         if self.raw is None:
             return None
-        return bins_of(self.fio_output, direction)
+        return _bins_of(self.fio_output, direction)
 
     def as_job(self) -> JobResult:
         return JobResult(self.label, 0, self.usr_cpu_percent, self.sys_cpu_percent, self.metrics)
@@ -137,7 +138,7 @@ class RunRecord:
     notes: tuple[Note, ...] = ()  # oldest first
 
 
-def bins_of(fio_output: str, direction: str) -> Mapping[float, int] | None:
+def _bins_of(fio_output: str, direction: str) -> Mapping[float, int] | None:
     """parse.latency_bins of the output; None for output that is not fio's JSON (pgbench's)."""
     try:
         return latency_bins(fio_output, direction)
@@ -146,10 +147,10 @@ def bins_of(fio_output: str, direction: str) -> Mapping[float, int] | None:
 
 
 def recorded_bins(fio_output: str, direction: str) -> str:
-    """The direction's histogram (bins_of) as metrics.clat_bins_json keeps it: JSON [[ns, ...], [count, ...]], or
+    """The direction's histogram (_bins_of) as metrics.clat_bins_json keeps it: JSON [[ns, ...], [count, ...]], or
     null without bins; whole nanoseconds without their '.0' (a third of the bytes), and every value reads back
     exactly (a float is written as repr writes it)."""
-    bins = bins_of(fio_output, direction)
+    bins = _bins_of(fio_output, direction)
     if bins is None:
         return "null"
     values = [int(value) if value.is_integer() else value for value in bins]
