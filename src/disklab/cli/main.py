@@ -163,10 +163,10 @@ _COMMANDS = {
 
 
 def main() -> None:
-    # A page, a comparison or a report builds hundreds of thousands of small objects and keeps them until it is drawn:
-    # at Python's default (a collection of the young ones every 700) they are traversed again and again, and everything
-    # the command loaded once more per page (a device's history page at 100,000 runs: 26 of its 200 ms). Collected
-    # less often, cycles (rare here) all the same.
+    # A page, a comparison or a report builds tens of thousands of objects the collector tracks and keeps them until it
+    # is drawn: at Python's default (a collection of the young ones every 700) they are traversed again and again, and
+    # everything the command loaded once more per page (a device's history page at 100,000 runs: 26 of its 200 ms).
+    # Collected less often, cycles (rare here) all the same.
     gc.set_threshold(10_000, 10, 10)
     try:
         cli(prog_name="disklab")

@@ -77,9 +77,9 @@ def insert_entry(store: Store, entry: dict, origin: dict, heads: dict[str, int])
                 f"INSERT INTO tests (run_id, {', '.join(columns)}) VALUES (?, {_marks(columns)}) RETURNING id",
                 (run_id, *columns.values()),
             ).fetchall()[0][0]
+            rows = {**test, "metrics": _with_bins(test["metrics"], test.get("fio_output"))}
             for table in TEST_TABLES:
-                _insert(store, table, "test_id", test_id, test[table])
-            _record_bins(store, test_id, test.get("fio_output"))
+                _insert(store, table, "test_id", test_id, rows[table])
         for table in RUN_TABLES:
             _insert(store, table, "run_id", run_id, entry[table])
     return run_id
@@ -145,13 +145,12 @@ def _insert(store: Store, table: str, owner: str, owner_id: int, rows: list[dict
                                values)
 
 
-def _record_bins(store: Store, test_id: int, fio_output) -> None:
-    """The histograms of the test's directions, as add_test records them (a bundle's text was checked as text)."""
+def _with_bins(metrics: list[dict], fio_output) -> list[dict]:
+    """The test's rows of metrics with the histogram add_test records, made from the output the bundle carries (a
+    bundle whose output is not text is refused when its rows are stored)."""
     if not isinstance(fio_output, str):
-        return
-    for (direction,) in store.conn.execute("SELECT direction FROM metrics WHERE test_id = ?", (test_id,)).fetchall():
-        store.conn.execute("UPDATE metrics SET clat_bins_json = ? WHERE test_id = ? AND direction = ?",
-                           (recorded_bins(fio_output, direction), test_id, direction))
+        return metrics
+    return [{**row, "clat_bins_json": recorded_bins(fio_output, row.get("direction"))} for row in metrics]
 
 
 def _marks(columns) -> str:
