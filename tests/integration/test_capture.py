@@ -42,14 +42,16 @@ pytestmark = [
 def start_capture(disklab: Disklab, device: str, output: Path, *options: str,
                   under: tuple[str, ...] = ()) -> subprocess.Popen[str]:
     """A capture (tracefs, to see when it traces) running until Ctrl-C, started `under` a command such as nohup;
-    returns once the kernel is tracing."""
+    returns once the kernel is tracing its block events. A new instance's tracing_on reads 1 before the capture has
+    set anything (its spool not made yet): the capture turns it off, enables the events, then turns it on."""
     capture = disklab.start("capture", device, "--method", "tracefs", "--duration", "10m", "-o", str(output), *options,
                             under=under)
-    tracing_on = TRACEFS / "instances" / f"disklab-{capture.pid}" / "tracing_on"
+    instance = TRACEFS / "instances" / f"disklab-{capture.pid}"
 
     def tracing() -> bool:
         try:
-            return tracing_on.read_text().strip() == "1"
+            return all((instance / name).read_text().strip() == "1"
+                       for name in ("events/block/block_rq_issue/enable", "tracing_on"))
         except OSError:
             return False
 
