@@ -23,6 +23,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from disklab.system.outputs import write_whole
 from disklab.web.published import (
     DEVICES, INDEX, MANIFEST, DeviceEntry, Earlier, RunEntry, comparison_file, manifest_document, run_files,
 )
@@ -184,10 +185,9 @@ def _move(source: _Folders, target: _Folders, name: str) -> None:
 
 
 def _write(target: _Folders, scratch: _Folders, name: str, text: str) -> None:
-    """A file of the site's root written whole beside in the scratch folder and renamed over its name."""
-    descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666, dir_fd=scratch.open(""))
-    with open(descriptor, "w", encoding="utf-8") as out:
-        out.write(text)
+    """A file of the site's root written whole in the scratch folder (which only this publish writes), on disk, then
+    renamed over its name in the site."""
+    write_whole(scratch.root / name, text, "page")
     _move(scratch, target, name)
 
 
