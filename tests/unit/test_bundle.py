@@ -243,3 +243,16 @@ def test_gzip_and_plain_bundles_read_alike(tmp_path):
         (tmp_path / "b.json.gz").read_bytes()))
     assert plain["runs"] == packed["runs"]
     assert store_dump(source) == before
+
+
+def test_a_bundle_written_to_stdout_is_the_plain_bundle_and_imports_alike(tmp_path):
+    """`-o -` (to pipe into gzip or ssh): the bytes on stdout are the plain bundle, no warning on stderr."""
+    source = imported_store(tmp_path / "a.db")
+    piped = subprocess.run([sys.executable, "-W", "error", "-m", "disklab", "--db", str(source), "export-run", "1",
+                            "2", "-o", "-"], capture_output=True, check=False, timeout=120)
+    assert piped.returncode == 0 and b"Warning" not in piped.stderr, piped.stderr
+    disklab("--db", str(source), "export-run", "1", "2", "-o", str(tmp_path / "b.json"))
+    assert json.loads(piped.stdout)["runs"] == json.loads((tmp_path / "b.json").read_text())["runs"]
+    (tmp_path / "piped.json").write_bytes(piped.stdout)
+    disklab("--db", str(tmp_path / "c.db"), "import", str(tmp_path / "piped.json"))
+    assert [rows(tmp_path / "c.db", n) for n in (1, 2)] == [rows(source, n) for n in (1, 2)]

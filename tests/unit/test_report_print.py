@@ -75,7 +75,7 @@ def test_the_paper_is_the_options_else_the_locales_and_a_bad_one_is_one_line(mon
     for args, environ in ((["--paper", "LETTER"], {}), ([], {"LANG": "en_US.UTF-8"}), ([], {"LANG": "de_DE.UTF-8"}),
                           (["--paper", "a4"], {"LC_PAPER": "en_US.UTF-8"})):
         result = CliRunner().invoke(cli, ["report", "1", "--pdf", "-o", "-", *args], env=environ)
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 0 and result.stdout_bytes == b"%PDF-", result.output
     assert printed == ["letter", "letter", "a4", "a4"]
     for args, message in ((["--pdf", "--paper", "b5"], "'b5' is not one of 'a4', 'letter'"),
                           (["--paper", "a4"], "sets the PDF's paper: give --pdf with it")):

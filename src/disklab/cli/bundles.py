@@ -38,7 +38,7 @@ def export_run(ctx, run_refs, output):
         data = bundle_bytes(bundle_document(store, run_ids, host_identity().hostname, now_iso()),
                             compressed=output.endswith(".gz"))
     if output == "-":
-        click.get_binary_stream("stdout").write(data)
+        click.echo(data, nl=False)  # bytes: to stdout's binary stream
     else:
         write_whole(output, data)
     named = ", ".join(map(str, run_ids)) if len(run_ids) <= 10 else f"{run_ids[0]} to {run_ids[-1]}"

@@ -113,10 +113,11 @@ def converter(parse):
     return convert
 
 
-def write_output(text: str | Iterable[str], output: str | None) -> None:
-    """'-o FILE' writes the file, '-o -' or nothing writes stdout; text in chunks as they come."""
+def write_output(text: str | bytes | Iterable[str], output: str | None) -> None:
+    """'-o FILE' writes the file, '-o -' or nothing writes stdout; text in chunks as they come, bytes (a PDF) to
+    stdout's binary stream."""
     if output in (None, "-"):
-        for chunk in (text,) if isinstance(text, str) else text:
+        for chunk in (text,) if isinstance(text, (str, bytes)) else text:
             click.echo(chunk, nl=False)
     else:
         write_whole(output, text)

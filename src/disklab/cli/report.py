@@ -20,10 +20,8 @@ from disklab.report.html.paper import PAPERS, locale_paper
 from disklab.report.html.render import render_html
 from disklab.report.metrics import REGISTRY
 from disklab.report.parts import Parts
-from disklab.report.terminal import terminal_text
 from disklab.store.db import now_iso
 from disklab.store.series import resolve_refs
-from disklab.system.outputs import write_whole
 from disklab.system.textfile import read_text_file
 
 _EXAMPLES = examples(
@@ -89,11 +87,7 @@ def report(ctx, run_refs, output, title, notes, labels, tests, metrics, pdf, pap
         from disklab.report.html.pdf import print_pdf
 
         document = print_pdf(html, (paper or locale_paper(os.environ)).lower())
-        if output == "-":
-            click.get_binary_stream("stdout").write(document)
-        else:
-            write_whole(output, document)
-            click.echo(f"written to {terminal_text(output)}", err=True)
+        write_output(document, output)
     report_undrawn(ctx, parts.undrawn, "the report")
 
 
